@@ -1,0 +1,167 @@
+// Package agent runs agent CLIs and reads what they stream back.
+//
+// It owns the process runner (own process group, wall and idle timeouts,
+// TERM then KILL to the whole group), the per-CLI adapters that build argv
+// and environment, and the decoders that turn each CLI's output into
+// normalized Events and one Result. It knows nothing of plans, prompts or
+// the loop's policy.
+package agent
+
+import "time"
+
+// EventKind names a normalized event.
+type EventKind string
+
+// The normalized event kinds every decoder emits.
+const (
+	EventText       EventKind = "text"        // assistant text
+	EventToolCall   EventKind = "tool_call"   // the agent invoked a tool
+	EventToolResult EventKind = "tool_result" // a tool's output (never scanned for markers)
+	EventUsage      EventKind = "usage"       // token counts so far
+	EventError      EventKind = "error"       // an error the agent or its API reported
+	EventResult     EventKind = "result"      // the agent's final result
+)
+
+// Event is one normalized thing the agent did or said.
+type Event struct {
+	Kind EventKind `json:"kind"`
+	// Text is assistant text, a tool result (truncated), an error message or
+	// the final text.
+	Text string `json:"text,omitempty"`
+	// Tool and ToolInput describe a tool call; ToolInput is the call's key
+	// argument (a command, a path), not the whole input.
+	Tool      string `json:"tool,omitempty"`
+	ToolInput string `json:"tool_input,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
+}
+
+// Usage counts tokens. Cache reads and writes are counted apart from input.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+	}
+}
+
+// ErrorKind classifies why an agent run failed.
+type ErrorKind string
+
+// The error kinds the loop's policy acts on.
+const (
+	ErrorNone       ErrorKind = ""
+	ErrorUsageLimit ErrorKind = "usage_limit" // wait until the reset time
+	ErrorRateLimit  ErrorKind = "rate_limit"  // short wait, retry
+	ErrorTransient  ErrorKind = "transient"   // 5xx, overloaded, network: back off
+	ErrorFatal      ErrorKind = "fatal"       // auth, not installed, bad flags: stop
+	ErrorOther      ErrorKind = "other"       // the agent failed for another reason
+)
+
+// Result is what one agent run produced, normalized across CLIs.
+type Result struct {
+	// FinalText is the agent's own final message: the only text the default
+	// completion strategy scans.
+	FinalText string
+	// Messages holds the assistant messages of the run, oldest first,
+	// bounded in count and size (the relaxed strategy scans them).
+	Messages   []string
+	SessionID  string
+	IsError    bool
+	ErrorKind  ErrorKind
+	ErrorText  string
+	HTTPStatus int
+	// ResetAt is when a usage limit resets, where the agent said so.
+	ResetAt time.Time
+	Turns   int
+	Usage   Usage
+	// CostUSD is the cost the agent reported; HasCost says whether it did.
+	CostUSD float64
+	HasCost bool
+	// ContextWindow is the model's context size where known;
+	// ContextUsedPercent is the share of it the last turn used.
+	ContextWindow      int64
+	ContextUsedPercent float64
+
+	// Filled by the runner, not the decoder.
+	ExitCode     int
+	TimedOut     bool // the wall timeout expired
+	IdleTimedOut bool // no output for the idle timeout
+	Interrupted  bool // the context was cancelled for another reason
+	Stderr       string
+	Duration     time.Duration
+}
+
+// PromptMode says how the prompt reaches the agent.
+type PromptMode string
+
+// The ways a prompt is passed.
+const (
+	PromptStdin PromptMode = "stdin" // written to stdin, then stdin is closed
+	PromptArg   PromptMode = "arg"   // in argv; stdin is /dev/null
+	PromptFile  PromptMode = "file"  // a path in argv; stdin is /dev/null
+)
+
+// Request is one agent invocation.
+type Request struct {
+	Prompt string
+	// PromptFile is a file holding Prompt, for adapters that pass a path.
+	PromptFile string
+	Dir        string
+	Model      string
+	// Env is the environment the agent starts from (os.Environ() in the
+	// product, a fixed list in tests); the adapter's changes are applied on top.
+	Env         []string
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	// Grace is how long the group has between SIGTERM and SIGKILL.
+	Grace time.Duration
+}
+
+// Invocation is the exact process an adapter wants started.
+type Invocation struct {
+	Argv []string
+	// EnvSet lists the variables the adapter adds or changes, as KEY=VALUE;
+	// --dry-run prints them.
+	EnvSet []string
+	Prompt PromptMode
+	// Stdin is what goes to stdin when Prompt is PromptStdin.
+	Stdin string
+}
+
+// Decoder turns an agent's stdout, line by line, into events and a Result.
+// A decoder is used for one run only.
+type Decoder interface {
+	// Line decodes one line of output (without its newline). Lines longer
+	// than the reader's bound arrive with their long strings shortened to a
+	// head and a tail. Undecodable lines are not errors: agents print noise.
+	Line(line []byte, emit func(Event))
+	// Finish returns the Result once the stream has ended.
+	Finish() Result
+}
+
+// Adapter knows one agent CLI.
+type Adapter interface {
+	// Name is the agent's name in config and history ("claude", "command").
+	Name() string
+	// Invocation builds the process to start for a request.
+	Invocation(req Request) (Invocation, error)
+	// NewDecoder returns a fresh decoder for one run.
+	NewDecoder() Decoder
+}
+
+// Sink receives what a run produces: raw bytes for the transcript, as they
+// arrive, and decoded events.
+type Sink struct {
+	// Transcript receives every byte of stdout exactly as the agent wrote it.
+	Transcript interface{ Write([]byte) (int, error) }
+	Emit       func(Event)
+}

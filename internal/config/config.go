@@ -1,0 +1,85 @@
+// Package config owns ralph's settings: the schema, the defaults, and the
+// layering defaults < user file < project file < RALPH_* environment < flags,
+// with validation errors that name the file, line and key.
+//
+// It reads files and the environment it is given; it never runs processes.
+package config
+
+import "time"
+
+// Config is every setting a run uses. The toml tags are the keys of
+// ralph.toml; the environment variable of a key is RALPH_ plus the key in
+// upper case with dashes as underscores (max-iterations: RALPH_MAX_ITERATIONS).
+type Config struct {
+	// Tasks is the plan file; empty means discover it.
+	Tasks  string `toml:"tasks"`
+	Agent  string `toml:"agent"`
+	Model  string `toml:"model"`
+	Prompt string `toml:"prompt"`
+
+	MaxIterations int           `toml:"max-iterations"`
+	MaxAttempts   int           `toml:"max-attempts"`
+	Timeout       Duration      `toml:"timeout"`
+	IdleTimeout   Duration      `toml:"idle-timeout"`
+	MaxWait       Duration      `toml:"max-wait"`
+	Delay         Duration      `toml:"delay"`
+	Budget        float64       `toml:"budget"`
+	Ownership     string        `toml:"ownership"`
+	Completion    []string      `toml:"completion"`
+	NoCommit      bool          `toml:"no-commit"`
+	Parallel      int           `toml:"parallel"`
+	Grace         Duration      `toml:"grace"`
+	Stuck         int           `toml:"stuck-threshold"`
+	Agents        map[string]AgentConfig `toml:"agents"`
+}
+
+// AgentConfig overrides how one agent is started.
+type AgentConfig struct {
+	// Command replaces the agent's executable (a path or a name on PATH).
+	Command string `toml:"command"`
+	// Args replaces the adapter's default arguments when set; ExtraArgs is
+	// appended to them.
+	Args      []string          `toml:"args"`
+	ExtraArgs []string          `toml:"extra-args"`
+	Env       map[string]string `toml:"env"`
+	// Output is the output dialect of the command agent: "text" or
+	// "claude-stream-json".
+	Output string `toml:"output"`
+}
+
+// Duration is a time.Duration written as "90s" or "15m" in TOML and the
+// environment.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Defaults returns the settings used when nothing else says otherwise.
+func Defaults() Config {
+	return Config{
+		Agent:         "claude",
+		MaxIterations: 50,
+		MaxAttempts:   3,
+		Timeout:       Duration(30 * time.Minute),
+		IdleTimeout:   Duration(10 * time.Minute),
+		MaxWait:       Duration(6 * time.Hour),
+		Ownership:     "runner",
+		Completion:    []string{"promise-tag"},
+		Parallel:      1,
+		Grace:         Duration(5 * time.Second),
+		Stuck:         5,
+	}
+}

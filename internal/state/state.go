@@ -1,0 +1,89 @@
+// Package state owns what ralph remembers between iterations and runs, all
+// under .ralph/: state.json, history.jsonl, per-iteration transcripts and
+// the lock that keeps one run per project.
+//
+// Writes are atomic (state.json) or append-only with whole lines
+// (history.jsonl). It never runs agents and never prints.
+package state
+
+import "time"
+
+// Dir is the name of ralph's directory inside a project.
+const Dir = ".ralph"
+
+// Run statuses written to state.json.
+const (
+	StatusRunning     = "running"
+	StatusWaiting     = "waiting"
+	StatusDone        = "done"
+	StatusStopped     = "stopped"
+	StatusStuck       = "stuck"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// Record is one line of history.jsonl: one agent invocation, whatever its
+// outcome.
+type Record struct {
+	RunID              string    `json:"run_id"`
+	Iteration          int       `json:"iteration"`
+	TaskID             string    `json:"task_id"`
+	Agent              string    `json:"agent"`
+	Model              string    `json:"model"`
+	StartedAt          time.Time `json:"started_at"`
+	EndedAt            time.Time `json:"ended_at"`
+	DurationMS         int64     `json:"duration_ms"`
+	ExitCode           int       `json:"exit_code"`
+	Outcome            string    `json:"outcome"`
+	Marker             string    `json:"marker"`
+	Strategy           string    `json:"strategy"`
+	InputTokens        int64     `json:"input_tokens"`
+	OutputTokens       int64     `json:"output_tokens"`
+	CacheReadTokens    int64     `json:"cache_read_tokens"`
+	CacheWriteTokens   int64     `json:"cache_write_tokens"`
+	CostUSD            float64   `json:"cost_usd"`
+	ContextUsedPercent float64   `json:"context_used_percent"`
+	SessionID          string    `json:"session_id"`
+	FilesChanged       int       `json:"files_changed"`
+	Commit             string    `json:"commit"`
+	Error              string    `json:"error"`
+}
+
+// Totals add up a run's iterations.
+type Totals struct {
+	Iterations       int     `json:"iterations"`
+	TasksDone        int     `json:"tasks_done"`
+	TasksFailed      int     `json:"tasks_failed"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	DurationMS       int64   `json:"duration_ms"`
+}
+
+// TaskState is what ralph remembers of one task across runs.
+type TaskState struct {
+	Attempts  int    `json:"attempts"`
+	Failed    bool   `json:"failed,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// State is state.json.
+type State struct {
+	RunID        string               `json:"run_id"`
+	Status       string               `json:"status"`
+	Plan         string               `json:"plan"`
+	Agent        string               `json:"agent"`
+	Model        string               `json:"model,omitempty"`
+	Iteration    int                  `json:"iteration"`
+	CurrentTask  string               `json:"current_task"`
+	StartedAt    time.Time            `json:"started_at"`
+	UpdatedAt    time.Time            `json:"updated_at"`
+	WaitingUntil *time.Time           `json:"waiting_until,omitempty"`
+	PID          int                  `json:"pid"`
+	Totals       Totals               `json:"totals"`
+	Tasks        map[string]TaskState `json:"tasks"`
+	// Message says why the run ended, for status.
+	Message string `json:"message,omitempty"`
+}
