@@ -6,6 +6,12 @@
 // nothing of processes or plans.
 package completion
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Marker is a completion claim an agent can make.
 type Marker string
 
@@ -50,4 +56,76 @@ type Match struct {
 	Strategy Strategy
 	// Reason is the text after TASK_FAILED (one line), when given.
 	Reason string
+}
+
+// Strategies lists every strategy, in the order the documentation gives
+// them.
+func Strategies() []Strategy { return []Strategy{PromiseTag, RelaxedTag, Heuristic} }
+
+// ParseStrategies turns configured names (promise-tag, relaxed-tag,
+// heuristic; case and surrounding space ignored) into strategies, keeping
+// their order and dropping repeats and empty names.
+func ParseStrategies(names []string) ([]Strategy, error) {
+	var out []Strategy
+	seen := map[Strategy]bool{}
+	for _, name := range names {
+		s := Strategy(strings.ToLower(strings.TrimSpace(name)))
+		if s == "" || seen[s] {
+			continue
+		}
+		if !slices.Contains(Strategies(), s) {
+			return nil, fmt.Errorf("unknown completion strategy %q (valid: %s)", name, validNames())
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no completion strategy given (valid: %s)", validNames())
+	}
+	return out, nil
+}
+
+func validNames() string {
+	var names []string
+	for _, s := range Strategies() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Detect tries the strategies in order and returns the first match, naming
+// the strategy that matched; Match{} when none does. An empty order means
+// DefaultStrategies. Unknown strategies are skipped (ParseStrategies rejects
+// them earlier).
+//
+// The prompt is removed from the input first (see Input.Prompt), so an agent
+// that echoes its instructions does not complete by quoting them.
+func Detect(in Input, order []Strategy) Match {
+	if len(order) == 0 {
+		order = DefaultStrategies()
+	}
+	final := stripPrompt(in.Final, in.Prompt)
+	var messages []string // stripped lazily: only relaxed-tag reads them
+	for _, s := range order {
+		var m Match
+		switch s {
+		case PromiseTag:
+			m = promiseTag(final)
+		case RelaxedTag:
+			if messages == nil {
+				messages = make([]string, len(in.Messages))
+				for i, msg := range in.Messages {
+					messages[i] = stripPrompt(msg, in.Prompt)
+				}
+			}
+			m = relaxedTag(final, messages)
+		case Heuristic:
+			m = heuristic(final, in.ExitCode)
+		}
+		if m.Marker != None {
+			m.Strategy = s
+			return m
+		}
+	}
+	return Match{}
 }

@@ -1,0 +1,36 @@
+# ralph: build, test, lint, bench. `make test` is what CI runs.
+GO ?= go
+BIN ?= bin/ralph
+
+.PHONY: build test test-short lint bench fuzz clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/ralph
+
+# The whole suite: unit tests, fuzz seeds, testscript end to end.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+test-short:
+	$(GO) test -short ./...
+
+lint:
+	golangci-lint run ./...
+
+# Go benchmarks, then the whole-process benchmark whose figures go in
+# BENCHMARKS.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+	$(GO) run ./tools/bench
+
+# A short run of every fuzz target.
+fuzz:
+	@for pkg in $$($(GO) list ./internal/...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep ^Fuzz); do \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// claude is the Claude Code adapter.
+type claude struct{ opts Options }
+
+// NewClaude returns the adapter for Claude Code.
+func NewClaude(opts Options) (Adapter, error) { return claude{opts: opts}, nil }
+
+func (claude) Name() string { return "claude" }
+
+// Invocation runs `claude -p --output-format stream-json --verbose [--model
+// M] --dangerously-skip-permissions` with the prompt on stdin. Args, when
+// set, replace the flags; --model M still follows them when a model is
+// requested.
+func (c claude) Invocation(req Request) (Invocation, error) {
+	argv := []string{orDefault(c.opts.Command, "claude")}
+	if c.opts.Args != nil {
+		argv = append(argv, c.opts.Args...)
+		if req.Model != "" {
+			argv = append(argv, "--model", req.Model)
+		}
+	} else {
+		argv = append(argv, "-p", "--output-format", "stream-json", "--verbose")
+		if req.Model != "" {
+			argv = append(argv, "--model", req.Model)
+		}
+		argv = append(argv, "--dangerously-skip-permissions")
+	}
+	argv = append(argv, c.opts.ExtraArgs...)
+	var env []string
+	if c.opts.Root {
+		// As root, Claude Code refuses --dangerously-skip-permissions
+		// unless it is told it runs in a sandbox.
+		env = append(env, "IS_SANDBOX=1")
+	}
+	env = append(env, envList(c.opts.Env)...)
+	return Invocation{Argv: argv, EnvSet: env, Prompt: PromptStdin, Stdin: req.Prompt}, nil
+}
+
+func (claude) NewDecoder() Decoder { return newClaudeDecoder() }
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// envList turns a map into KEY=VALUE entries in key order, so that argv
+// and env are the same on every run (--dry-run, golden tests).
+func envList(m map[string]string) []string {
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		env = append(env, fmt.Sprintf("%s=%s", k, m[k]))
+	}
+	return env
+}

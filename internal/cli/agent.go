@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"os"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/config"
+)
+
+// runAgent adapts an agent.Adapter to the loop's Agent interface.
+type runAgent struct {
+	agent.Adapter
+	f *Factory
+}
+
+func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	return agent.Run(ctx, a.Adapter, req, sink)
+}
+
+// newAgent builds the configured agent's adapter.
+func newAgent(f *Factory, cfg config.Config) (runAgent, error) {
+	ac := cfg.Agents[cfg.Agent]
+	ad, err := agent.New(cfg.Agent, agent.Options{
+		Command:   ac.Command,
+		Args:      ac.Args,
+		ExtraArgs: ac.ExtraArgs,
+		Env:       ac.Env,
+		Output:    ac.Output,
+		Root:      os.Geteuid() == 0,
+	})
+	if err != nil {
+		return runAgent{}, err
+	}
+	return runAgent{Adapter: ad, f: f}, nil
+}

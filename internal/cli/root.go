@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// newRootCmd builds the command tree explicitly: no package-level
+// commands, no init().
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ralph",
+		Short: "Run AI coding agents in a loop until a plan is done",
+		Long: `ralph runs an AI coding agent (Claude Code, Codex, Gemini CLI, OpenCode, ...)
+in a loop over a plan: one fresh agent process per task, output decoded and
+recorded, each claim checked, each accepted task committed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&f.Dir, "dir", "C", "", "act as if started in `DIR`")
+	pf.StringVar(&f.ConfigFile, "config", "", "read settings from `FILE` instead of ./ralph.toml")
+	pf.BoolVar(&f.Debug, "debug", false, "log debug detail to .ralph/ralph.log")
+
+	root.AddCommand(
+		newCmdRun(f, nil),
+		newCmdInit(f, nil),
+		newCmdStatus(f, nil),
+		newCmdHistory(f, nil),
+		newCmdVersion(f),
+		newCmdCompletion(f),
+	)
+	return root
+}
+
+// args wraps a cobra argument check so its failure is a usage error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usageError(err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/ui"
+	"github.com/ralph-loop/ralph/internal/vcs"
+)
+
+type runOptions struct {
+	f     *Factory
+	Plan  string
+	Once  bool
+	Dry   bool
+	NoTUI bool
+	JSON  bool
+	// flags holds the command's flags; the changed ones that are config
+	// keys override the config.
+	flags *pflag.FlagSet
+}
+
+const runLong = `Run the agent in a loop until every task of the plan is done.
+
+Each iteration starts a fresh agent process on the next open task (priority,
+then file order, dependencies first), reads what it streams, decides what
+happened and records it in .ralph/history.jsonl.
+
+PLAN defaults to the tasks key of ralph.toml, then the first of prd.json,
+tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
+
+Every flag but --once, --dry-run, --no-tui and --json is also a key of
+ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+
+Exit codes:
+  0    all tasks done
+  1    error: bad input or config, agent missing, fatal agent error, lock held
+  2    usage: bad flags or arguments
+  3    a limit stopped the run with tasks open (iterations, budget, wait)
+  4    stuck: no progress or the same error too often, or only failed tasks left
+  130  interrupted (Ctrl-C, SIGTERM)`
+
+func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
+	opts := &runOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "run [PLAN]",
+		Short: "Run the agent in a loop until the plan is done",
+		Long:  runLong,
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 1 {
+				opts.Plan = a[0]
+			}
+			opts.flags = cmd.Flags()
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	d := config.Defaults()
+	fl := cmd.Flags()
+	fl.String("agent", d.Agent, "agent CLI: claude or command")
+	fl.String("model", "", "model to ask the agent for")
+	fl.String("prompt", "", "prompt template `FILE` (default: the embedded one)")
+	fl.IntP("max-iterations", "n", d.MaxIterations, "stop after `N` agent runs (0: no limit)")
+	fl.Int("max-attempts", d.MaxAttempts, "failed attempts before a task is marked failed")
+	fl.Duration("timeout", d.Timeout.D(), "wall-clock limit per iteration")
+	fl.Duration("idle-timeout", d.IdleTimeout.D(), "limit on agent silence per iteration")
+	fl.Duration("max-wait", d.MaxWait.D(), "longest wait for a usage limit to reset")
+	fl.Duration("delay", d.Delay.D(), "pause between iterations")
+	fl.Float64("budget", 0, "stop before an iteration once this many `USD` are spent (0: none)")
+	fl.String("ownership", d.Ownership, "who marks tasks done: runner or agent")
+	fl.String("completion", strings.Join(d.Completion, ","), "completion strategies in order: promise-tag,relaxed-tag,heuristic")
+	fl.Bool("no-commit", false, "do not commit after accepted tasks")
+	fl.Int("parallel", d.Parallel, "tasks to run at once")
+	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
+	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
+	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
+	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	return cmd
+}
+
+// configFlags are the run flags that are also config keys.
+var configFlags = []string{
+	"agent", "model", "prompt", "max-iterations", "max-attempts", "timeout", "idle-timeout",
+	"max-wait", "delay", "budget", "ownership", "completion", "no-commit", "parallel",
+}
+
+// runConfig layers the changed flags over the config files and environment.
+func runConfig(opts *runOptions, dir string) (config.Config, error) {
+	cfg, err := opts.f.Config(dir)
+	if err != nil {
+		return cfg, err
+	}
+	for _, name := range configFlags {
+		fl := opts.flags.Lookup(name)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		if err := cfg.Set(name, fl.Value.String()); err != nil {
+			return cfg, usageError(fmt.Errorf("--%s: %w", name, err))
+		}
+	}
+	if opts.Plan != "" {
+		cfg.Tasks = opts.Plan
+	}
+	return cfg, cfg.Validate()
+}
+
+func runRun(ctx context.Context, opts *runOptions) error {
+	dir, err := opts.f.ProjectDir()
+	if err != nil {
+		return err
+	}
+	cfg, err := runConfig(opts, dir)
+	if err != nil {
+		return err
+	}
+	if cfg.Parallel > 1 {
+		return usageError(errors.New("--parallel > 1 is not supported yet"))
+	}
+	plan, err := openPlan(dir, cfg.Tasks)
+	if err != nil {
+		return err
+	}
+	ag, err := newAgent(opts.f, cfg)
+	if err != nil {
+		return err
+	}
+	lopts, err := loopOptions(opts.f, dir, cfg)
+	if err != nil {
+		return err
+	}
+	lopts.Once = opts.Once
+
+	if opts.Dry {
+		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan})
+	}
+
+	store, err := state.Open(dir)
+	if err != nil {
+		return err
+	}
+	release, err := store.Lock(os.Getpid())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = release() }()
+	if _, err := state.EnsureGitignore(dir); err != nil {
+		return err
+	}
+
+	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
+	if g, err := vcs.Open(ctx, dir, nil); err == nil {
+		deps.Repo = g
+	}
+	render := chooseRenderer(opts)
+	deps.Emit = render.Handle
+	err = loop.Run(ctx, lopts, deps)
+	render.Close(err)
+	if err != nil && !errors.Is(err, loop.ErrInterrupted) {
+		// The renderer showed the run's end; the exit code carries the rest.
+		var ee *ExitError
+		if !errors.As(err, &ee) && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrFatal)) {
+			return &ExitError{Code: exitCode(err), Err: fmt.Errorf("%w: %w", errSilent, err)}
+		}
+	}
+	return err
+}
+
+// chooseRenderer picks JSON, plain lines, or (later) the TUI.
+func chooseRenderer(opts *runOptions) ui.Renderer {
+	io := opts.f.IO
+	if opts.JSON {
+		return ui.NewJSON(io.Out)
+	}
+	return ui.NewPlain(io.Out, ui.PlainOptions{Color: io.TTY && os.Getenv("NO_COLOR") == ""})
+}
+
+// openPlan finds and loads the plan.
+func openPlan(dir, configured string) (*task.File, error) {
+	path := configured
+	if path == "" {
+		p, err := task.Discover(dir)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	} else if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	return task.Load(path)
+}
+
+// loopOptions maps the config onto the loop's options.
+func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error) {
+	strategies, err := completion.ParseStrategies(cfg.Completion)
+	if err != nil {
+		return loop.Options{}, err
+	}
+	o := loop.Options{
+		Dir: dir, Model: cfg.Model, Ownership: cfg.Ownership,
+		MaxIterations: cfg.MaxIterations, MaxAttempts: cfg.MaxAttempts,
+		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
+		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
+		Strategies: strategies, Commit: !cfg.NoCommit, StuckThreshold: cfg.Stuck,
+		Env: f.Environ(), PID: os.Getpid(),
+	}
+	if cfg.Prompt != "" {
+		path := cfg.Prompt
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return o, fmt.Errorf("--prompt: %w", err)
+		}
+		o.Prompt, o.PromptName = string(b), cfg.Prompt
+	}
+	return o, nil
+}
+
+// dryRun prints what the next iteration would run, and runs nothing.
+func dryRun(f *Factory, opts loop.Options, deps loop.Deps) error {
+	pv, err := loop.Preview(opts, deps)
+	if err != nil {
+		return err
+	}
+	w := f.IO.Out
+	if pv.Task == nil {
+		fmt.Fprintln(w, "# nothing to run: no open task")
+		return nil
+	}
+	fmt.Fprintf(w, "# task: %s - %s\n", pv.Task.ID, pv.Task.Title)
+	fmt.Fprintf(w, "# prompt passed via: %s\n", pv.Invocation.Prompt)
+	fmt.Fprintln(w, "# argv:")
+	for _, a := range pv.Invocation.Argv {
+		if a == pv.Prompt {
+			a = "<prompt>"
+		}
+		fmt.Fprintf(w, "  %s\n", shellQuote(a))
+	}
+	fmt.Fprintln(w, "# environment changes:")
+	if len(pv.Invocation.EnvSet) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	for _, kv := range pv.Invocation.EnvSet {
+		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+	}
+	fmt.Fprintln(w, "# prompt:")
+	_, err = fmt.Fprintln(w, pv.Prompt)
+	return err
+}
+
+// redactEnv hides the values of variables that look like secrets.
+func redactEnv(kv string) string {
+	k, _, _ := strings.Cut(kv, "=")
+	up := strings.ToUpper(k)
+	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH"} {
+		if strings.Contains(up, s) {
+			return k + "=<redacted>"
+		}
+	}
+	return kv
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

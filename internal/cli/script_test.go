@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ralph-loop/ralph/internal/fakeagent"
+)
+
+// TestMain makes ralph and the fake agent real commands inside scripts.
+// The fake agent is on $PATH both as fakeagent and as claude, so the real
+// Claude adapter is exercised end to end.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ralph":     func() { os.Exit(Main()) },
+		"claude":    func() { os.Exit(fakeagent.Main()) },
+		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: one behaviour per file.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			work := env.WorkDir
+			env.Setenv("HOME", work)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
+			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
+			// Git with a fixed identity and no global config.
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(work, ".gitconfig-none"))
+			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "ralph@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "ralph test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "ralph@example.com")
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile": cmdWaitFile,
+			"pidgone":  cmdPidGone,
+			"sizeof":   cmdSizeOf,
+			"mkbig":    cmdMkBig,
+			"exits":    cmdExits,
+		},
+	})
+}
+
+// waitfile FILE [SECONDS]: wait until FILE exists.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: waitfile FILE [SECONDS]")
+	}
+	limit := 20 * time.Second
+	if len(args) > 1 {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		limit = time.Duration(n) * time.Second
+	}
+	path := ts.MkAbs(args[0])
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within %s", args[0], limit)
+}
+
+// pidgone FILE: the process whose pid FILE holds no longer exists (a
+// zombie counts as gone: it holds no resources and cannot run).
+func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: pidgone FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	ts.Check(err)
+	var alive bool
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		alive = syscall.Kill(pid, 0) == nil && !isZombie(pid)
+		if !alive {
+			break
+		}
+	}
+	if alive == !neg {
+		ts.Fatalf("process %d: alive=%v", pid, alive)
+	}
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// sizeof FILE N: FILE is exactly N bytes long.
+func cmdSizeOf(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: sizeof FILE N")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	want, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	if (fi.Size() == want) == neg {
+		ts.Fatalf("%s is %d bytes, want %d", args[0], fi.Size(), want)
+	}
+}
+
+// mkbig FILE N: write a file of N bytes (test input too large to inline).
+func cmdMkBig(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat("x", n)), 0o644))
+}
+
+// exits N PROG ARGS...: run PROG and require exit code N; its stdout and
+// stderr are what the next stdout/stderr lines check.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%v", err)
+	}
+	if (got == want) == neg {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}

@@ -1,0 +1,381 @@
+// Package fakeagent is a scriptable stand-in for an agent CLI, for tests
+// and benchmarks only: the product never depends on it.
+//
+// It speaks Claude Code's stream-json (or plain text) and follows a
+// scenario file named by $FAKEAGENT_SCRIPT. Blocks separated by lines of
+// "---" are used one per invocation (the last one repeats); a counter file
+// beside the scenario remembers how many invocations there were. Each line
+// of a block is a directive:
+//
+//	format claude|text       output dialect (default claude)
+//	say TEXT                 an assistant text message
+//	tool NAME ARG            an assistant tool call and its result (ARG echoed)
+//	toolresult TEXT          a tool result (what a tool printed)
+//	echo-prompt              the prompt, as a tool result (claude) or text
+//	exec SHELL               run a shell command in the working directory
+//	pass FILE ID             set passes: true for story ID in a prd.json
+//	touch FILE               create FILE (a signal to the test)
+//	sleep DURATION           sleep, exiting early if ralph dies
+//	ignore-term              ignore SIGTERM from here on
+//	grandchild               start a child that ignores SIGTERM; its pid goes to $FAKEAGENT_SCRIPT.grandchild
+//	bigline BYTES            one JSON line of about BYTES bytes
+//	stream BYTES             about BYTES of ordinary assistant lines
+//	usage IN OUT [CR CW]     token usage of the result
+//	cost USD                 cost of the result
+//	error STATUS TEXT        end with is_error and api_error_status STATUS
+//	final TEXT               the final result text (default: the last say)
+//	noresult                 end without a result line
+//	exit N                   exit code (default 0)
+//
+// TEXT may use \n for newlines. The prompt read from stdin (or given as the
+// last argument) is written to $FAKEAGENT_PROMPTS/prompt-N.txt when that
+// variable is set.
+package fakeagent
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main runs the fake agent and returns its exit code.
+func Main() int {
+	script := os.Getenv("FAKEAGENT_SCRIPT")
+	if script == "" {
+		fmt.Fprintln(os.Stderr, "fakeagent: FAKEAGENT_SCRIPT is not set")
+		return 2
+	}
+	n, err := nextInvocation(script)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		return 2
+	}
+	block, err := readBlock(script, n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		return 2
+	}
+	prompt := readPrompt()
+	if dir := os.Getenv("FAKEAGENT_PROMPTS"); dir != "" {
+		_ = os.MkdirAll(dir, 0o755)
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("prompt-%d.txt", n)), []byte(prompt), 0o644)
+	}
+	a := &agentRun{w: bufio.NewWriterSize(os.Stdout, 64<<10), prompt: prompt, script: script, format: "claude",
+		session: fmt.Sprintf("fake-session-%d", n)}
+	defer a.w.Flush()
+	return a.play(block)
+}
+
+// nextInvocation increments the counter beside the script: 1 for the first
+// invocation.
+func nextInvocation(script string) (int, error) {
+	path := script + ".count"
+	b, _ := os.ReadFile(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	n++
+	return n, os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+}
+
+func readBlock(script string, n int) ([]string, error) {
+	b, err := os.ReadFile(script)
+	if err != nil {
+		return nil, err
+	}
+	var blocks [][]string
+	cur := []string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "---" {
+			blocks = append(blocks, cur)
+			cur = []string{}
+			continue
+		}
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			cur = append(cur, t)
+		}
+	}
+	blocks = append(blocks, cur)
+	return blocks[min(n, len(blocks))-1], nil
+}
+
+// readPrompt takes the prompt from stdin unless stdin is a terminal or
+// /dev/null, else from the last argument.
+func readPrompt() string {
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+		b, _ := io.ReadAll(os.Stdin)
+		if len(b) > 0 {
+			return string(b)
+		}
+	}
+	if len(os.Args) > 1 {
+		return os.Args[len(os.Args)-1]
+	}
+	return ""
+}
+
+type agentRun struct {
+	w        *bufio.Writer
+	prompt   string
+	script   string
+	format   string
+	session  string
+	last     string
+	final    *string
+	usage    [4]int64
+	cost     float64
+	errCode  int
+	errText  string
+	noResult bool
+	exit     int
+	tools    int
+}
+
+func (a *agentRun) play(block []string) int {
+	a.emit(map[string]any{"type": "system", "subtype": "init", "session_id": a.session, "model": "fake-model"})
+	for _, line := range block {
+		verb, rest, _ := strings.Cut(line, " ")
+		rest = strings.ReplaceAll(rest, `\n`, "\n")
+		if err := a.do(verb, rest); err != nil {
+			fmt.Fprintf(os.Stderr, "fakeagent: %s: %v\n", line, err)
+			a.w.Flush()
+			return 2
+		}
+	}
+	a.finish()
+	return a.exit
+}
+
+func (a *agentRun) do(verb, rest string) error {
+	switch verb {
+	case "format":
+		a.format = rest
+	case "say":
+		a.say(rest)
+	case "tool":
+		name, arg, _ := strings.Cut(rest, " ")
+		a.toolCall(name, arg)
+		a.toolResult(arg)
+	case "toolresult":
+		a.toolResult(rest)
+	case "echo-prompt":
+		a.toolResult(a.prompt)
+	case "exec":
+		cmd := exec.Command("sh", "-c", rest)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return err
+		}
+		a.toolCall("Bash", rest)
+		a.toolResult(string(out))
+	case "pass":
+		file, id, _ := strings.Cut(rest, " ")
+		return passStory(file, id)
+	case "touch":
+		return os.WriteFile(rest, nil, 0o644)
+	case "sleep":
+		d, err := time.ParseDuration(rest)
+		if err != nil {
+			return err
+		}
+		a.w.Flush()
+		sleepWhileParentLives(d)
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+	case "grandchild":
+		cmd := exec.Command("sh", "-c", `trap "" TERM; sleep 300`)
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		return os.WriteFile(a.script+".grandchild", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	case "bigline":
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			return err
+		}
+		a.bigLine(n)
+	case "stream":
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			return err
+		}
+		a.stream(n)
+	case "usage":
+		for i, f := range strings.Fields(rest) {
+			if i < 4 {
+				a.usage[i], _ = strconv.ParseInt(f, 10, 64)
+			}
+		}
+	case "cost":
+		a.cost, _ = strconv.ParseFloat(rest, 64)
+	case "error":
+		code, text, _ := strings.Cut(rest, " ")
+		a.errCode, _ = strconv.Atoi(code)
+		a.errText = text
+	case "final":
+		a.final = &rest
+	case "noresult":
+		a.noResult = true
+	case "exit":
+		a.exit, _ = strconv.Atoi(rest)
+	default:
+		return fmt.Errorf("unknown directive %q", verb)
+	}
+	return nil
+}
+
+func (a *agentRun) emit(v map[string]any) {
+	if a.format != "claude" {
+		return
+	}
+	b, _ := json.Marshal(v)
+	a.w.Write(b)
+	a.w.WriteByte('\n')
+}
+
+func (a *agentRun) say(text string) {
+	a.last = text
+	if a.format != "claude" {
+		fmt.Fprintln(a.w, text)
+		return
+	}
+	a.emit(map[string]any{"type": "assistant", "session_id": a.session, "message": map[string]any{
+		"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}},
+		"usage": map[string]any{"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+	}})
+}
+
+func (a *agentRun) toolCall(name, arg string) {
+	a.tools++
+	if a.format != "claude" {
+		fmt.Fprintf(a.w, "$ %s\n", arg)
+		return
+	}
+	a.emit(map[string]any{"type": "assistant", "session_id": a.session, "message": map[string]any{
+		"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", a.tools), "name": name,
+			"input": map[string]any{"command": arg}}},
+	}})
+}
+
+func (a *agentRun) toolResult(text string) {
+	if a.format != "claude" {
+		fmt.Fprintln(a.w, text)
+		return
+	}
+	a.emit(map[string]any{"type": "user", "session_id": a.session, "message": map[string]any{
+		"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprintf("toolu_%d", a.tools), "content": text}},
+	}})
+}
+
+// bigLine writes one tool-result line of about n bytes without holding it
+// in memory.
+func (a *agentRun) bigLine(n int) {
+	head := `{"type":"user","session_id":"` + a.session + `","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_big","content":"`
+	tail := `"}]}}`
+	if a.format != "claude" {
+		head, tail = "", ""
+	}
+	a.w.WriteString(head)
+	chunk := strings.Repeat("abcdefghij", 6554)
+	for left := n - len(head) - len(tail); left > 0; left -= len(chunk) {
+		a.w.WriteString(chunk[:min(left, len(chunk))])
+	}
+	a.w.WriteString(tail)
+	a.w.WriteByte('\n')
+}
+
+// stream writes about n bytes of ordinary assistant lines.
+func (a *agentRun) stream(n int) {
+	text := strings.Repeat("streaming output ", 50)
+	for written := 0; written < n; {
+		before := a.w.Buffered()
+		a.say(text)
+		written += a.w.Buffered() - before
+		if a.w.Buffered() < before { // flushed in between
+			written += len(text) + 200
+		}
+	}
+}
+
+func (a *agentRun) finish() {
+	final := a.last
+	if a.final != nil {
+		final = *a.final
+	}
+	if a.format != "claude" {
+		if a.final != nil {
+			fmt.Fprintln(a.w, final)
+		}
+		return
+	}
+	if a.noResult {
+		return
+	}
+	if a.errCode != 0 {
+		final = a.errText
+	}
+	res := map[string]any{
+		"type": "result", "subtype": "success", "is_error": a.errCode != 0, "num_turns": a.tools + 1,
+		"result": final, "session_id": a.session, "total_cost_usd": a.cost,
+		"usage": map[string]any{"input_tokens": a.usage[0], "output_tokens": a.usage[1],
+			"cache_read_input_tokens": a.usage[2], "cache_creation_input_tokens": a.usage[3]},
+		"modelUsage": map[string]any{"fake-model": map[string]any{"contextWindow": 200000}},
+	}
+	if a.errCode != 0 {
+		res["api_error_status"] = a.errCode
+	} else {
+		res["api_error_status"] = nil
+	}
+	a.emit(res)
+}
+
+// sleepWhileParentLives sleeps d, but exits as soon as the parent (ralph)
+// is gone, so a test that kills ralph with SIGKILL leaves no orphan.
+func sleepWhileParentLives(d time.Duration) {
+	parent := os.Getppid()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if os.Getppid() != parent {
+			os.Exit(137)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// passStory sets passes: true for one story of a prd.json, as an agent in
+// agent-ownership mode would (re-encoding: a fake need not be careful).
+func passStory(file, id string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	stories, _ := doc["userStories"].([]any)
+	found := false
+	for _, s := range stories {
+		if m, ok := s.(map[string]any); ok && m["id"] == id {
+			m["passes"] = true
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("no story %s in %s", id, file)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(out, '\n'), 0o644)
+}

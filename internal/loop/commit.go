@@ -1,0 +1,38 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// commit records the iteration's changes, one commit per accepted task. It
+// returns the new commit's hash, or "" when commits are off, there is no
+// repository, or nothing changed. A failing commit is a warning: the task's
+// state is already saved and must not be lost over it.
+func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) string {
+	if !r.opts.Commit || r.deps.Repo == nil {
+		return ""
+	}
+	subject := t
+	if len(doneIDs) > 0 {
+		if dt, ok := r.deps.Plan.Plan().Task(doneIDs[0]); ok {
+			subject = dt
+		}
+	}
+	msg, err := commitMessage(r.opts.CommitTemplate, subject)
+	if err != nil {
+		r.warn("%v", err)
+		return ""
+	}
+	if len(doneIDs) == 0 {
+		msg = fmt.Sprintf("chore: ralph iteration %d (%s, in progress)", r.st.Iteration, t.ID)
+	}
+	hash, err := r.deps.Repo.Commit(ctx, msg)
+	if err != nil {
+		r.warn("commit failed (the task's state is kept): %v", err)
+		return ""
+	}
+	return hash
+}

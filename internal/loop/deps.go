@@ -1,0 +1,63 @@
+// Package loop is ralph's engine: the iteration state machine and the
+// policies that decide what each agent run means (done, retry, wait, stop).
+//
+// It never prints and never spawns processes itself: it talks to the agent,
+// the plan, the store, the repository and the gates through the small
+// interfaces declared here, and reports what happens as Events that
+// renderers show.
+package loop
+
+import (
+	"context"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// Agent runs one agent invocation.
+type Agent interface {
+	Name() string
+	// Invocation is what Run would start, for --dry-run.
+	Invocation(req agent.Request) (agent.Invocation, error)
+	Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error)
+}
+
+// Plan is the tasks file as the loop needs it.
+type Plan interface {
+	Plan() *task.Plan
+	SetStatus(id string, st task.Status) error
+	// Reload re-reads the file; changed reports whether it differed.
+	Reload() (changed bool, err error)
+	// Modified reports whether the file on disk differs from what was last
+	// read or written.
+	Modified() (bool, error)
+	// Restore writes back what was last read or written.
+	Restore() error
+}
+
+// Store keeps state.json, history and transcripts.
+type Store interface {
+	LoadState() (state.State, error)
+	SaveState(state.State) error
+	AppendHistory(state.Record) error
+	History() ([]state.Record, error)
+	IterationFiles(runID string, iteration int) (promptPath, outPath string, err error)
+}
+
+// Repo is the version control the loop commits to. Nil means none.
+type Repo interface {
+	// Snapshot identifies the working tree's content.
+	Snapshot(ctx context.Context) (string, error)
+	// Changed counts files that differ between two snapshots.
+	Changed(ctx context.Context, from, to string) (int, error)
+	// Commit records every change but ralph's own files; it returns "" when
+	// there was nothing to commit.
+	Commit(ctx context.Context, message string) (string, error)
+}
+
+// Gate runs the quality checks a task must pass before it is accepted.
+// Nil means none.
+type Gate interface {
+	Check(ctx context.Context, t task.Task) (ok bool, output string, err error)
+}

@@ -1,0 +1,62 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// EventKind names what happened in the loop.
+type EventKind string
+
+// The loop's events, in the order a run produces them.
+const (
+	EventRunStarted       EventKind = "run_started"
+	EventIterationStarted EventKind = "iteration_started"
+	EventAgent            EventKind = "agent"
+	EventIterationEnded   EventKind = "iteration_ended"
+	EventTaskFailed       EventKind = "task_failed"
+	EventWaiting          EventKind = "waiting"
+	EventWarning          EventKind = "warning"
+	EventRunEnded         EventKind = "run_ended"
+)
+
+// TaskRef names a task in events.
+type TaskRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Event is one thing the loop reports. Renderers show events; --json
+// writes them one per line.
+type Event struct {
+	Kind      EventKind `json:"event"`
+	Time      time.Time `json:"time"`
+	RunID     string    `json:"run_id,omitempty"`
+	Iteration int       `json:"iteration,omitempty"`
+	// MaxIterations is the bound the run started with.
+	MaxIterations int      `json:"max_iterations,omitempty"`
+	Task          *TaskRef `json:"task,omitempty"`
+	// Agent is the agent's own event, for EventAgent.
+	Agent *agent.Event `json:"agent,omitempty"`
+	// Record is the history line, for EventIterationEnded.
+	Record *state.Record `json:"record,omitempty"`
+	// Until is when a wait ends, for EventWaiting.
+	Until   *time.Time `json:"until,omitempty"`
+	Message string     `json:"message,omitempty"`
+	// Plan progress and run totals, on run and iteration boundaries.
+	Plan   *PlanProgress `json:"plan,omitempty"`
+	Totals *state.Totals `json:"totals,omitempty"`
+	// Status is the run's final status, for EventRunEnded.
+	Status string `json:"status,omitempty"`
+}
+
+// PlanProgress counts the plan's tasks.
+type PlanProgress struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	Total  int    `json:"total"`
+	Done   int    `json:"done"`
+	Failed int    `json:"failed"`
+}

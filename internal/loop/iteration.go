@@ -1,0 +1,321 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// iteration is what one agent run came to.
+type iteration struct {
+	outcome string
+	result  agent.Result
+	errText string
+	// progress: files changed or a task was done.
+	progress bool
+}
+
+// runIteration runs the agent once on t and records the outcome. The
+// returned error ends the run (interrupt, fatal error, broken state).
+func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, error) {
+	r.st.Iteration++
+	r.st.Totals.Iterations++
+	r.st.CurrentTask = t.ID
+	if err := r.save(); err != nil {
+		return iteration{}, err
+	}
+	ref := &TaskRef{ID: t.ID, Title: t.Title}
+	r.emit(Event{Kind: EventIterationStarted, Iteration: r.st.Iteration, MaxIterations: r.opts.MaxIterations, Task: ref})
+
+	req, err := r.request(t)
+	if err != nil {
+		return iteration{}, err
+	}
+	promptPath, outPath, err := r.deps.Store.IterationFiles(r.st.RunID, r.st.Iteration)
+	if err != nil {
+		return iteration{}, err
+	}
+	if err := os.WriteFile(promptPath, []byte(req.Prompt), 0o644); err != nil {
+		return iteration{}, fmt.Errorf("write prompt: %w", err)
+	}
+	req.PromptFile = promptPath
+	out, err := os.Create(outPath)
+	if err != nil {
+		return iteration{}, fmt.Errorf("create transcript: %w", err)
+	}
+	before := r.snapshot(ctx)
+	doneBefore := doneSet(r.deps.Plan.Plan())
+
+	started := r.deps.Now()
+	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
+		Transcript: out,
+		Emit: func(e agent.Event) {
+			r.emit(Event{Kind: EventAgent, Iteration: r.st.Iteration, Task: ref, Agent: &e})
+		},
+	})
+	ended := r.deps.Now()
+	if cerr := out.Close(); cerr != nil && runErr == nil {
+		runErr = fmt.Errorf("write transcript: %w", cerr)
+	}
+
+	it := r.classify(ctx, t, req, res, runErr, doneBefore)
+	rec := state.Record{
+		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
+		Agent: r.deps.Agent.Name(), Model: r.opts.Model,
+		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(),
+		ExitCode: res.ExitCode, Outcome: it.outcome,
+		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+		CacheReadTokens: res.Usage.CacheReadTokens, CacheWriteTokens: res.Usage.CacheWriteTokens,
+		CostUSD: res.CostUSD, ContextUsedPercent: res.ContextUsedPercent,
+		SessionID: res.SessionID, Error: it.errText,
+	}
+	if it.match.Marker != completion.None {
+		rec.Marker = string(it.match.Marker)
+		rec.Strategy = string(it.match.Strategy)
+	}
+	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
+		rec.TaskID = strings.Join(it.doneIDs, ",")
+	}
+	if after := r.snapshot(ctx); before != "" && after != "" {
+		if n, err := r.deps.Repo.Changed(ctx, before, after); err == nil {
+			rec.FilesChanged = n
+		}
+	}
+	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
+		it.progress = true
+	}
+	if len(it.doneIDs) > 0 || (r.opts.Ownership == OwnerAgent && rec.FilesChanged > 0) {
+		rec.Commit = r.commit(ctx, t, it.doneIDs)
+	}
+	r.addTotals(rec, len(it.doneIDs))
+	if err := r.deps.Store.AppendHistory(rec); err != nil {
+		return it.iteration, err
+	}
+	if err := r.save(); err != nil {
+		return it.iteration, err
+	}
+	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
+
+	switch it.outcome {
+	case OutcomeInterrupted:
+		return it.iteration, ErrInterrupted
+	case OutcomeFatalError:
+		return it.iteration, fmt.Errorf("%w: %s", ErrFatal, it.errText)
+	}
+	return it.iteration, nil
+}
+
+// classified is an iteration plus what classification found.
+type classified struct {
+	iteration
+	match   completion.Match
+	doneIDs []string
+}
+
+// classify decides the outcome of one agent run and applies it to the
+// plan: the one place that reads the Result.
+func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, res agent.Result, runErr error, doneBefore map[string]bool) classified {
+	c := classified{iteration: iteration{result: res}}
+	set := func(outcome, errText string) classified {
+		c.outcome, c.errText = outcome, errText
+		return c
+	}
+	switch {
+	case runErr != nil:
+		msg := runErr.Error()
+		if errors.Is(runErr, exec.ErrNotFound) {
+			msg += " (is the agent installed and on PATH? `ralph doctor` checks)"
+		}
+		return set(OutcomeFatalError, msg)
+	case res.Interrupted || ctx.Err() != nil:
+		return set(OutcomeInterrupted, "interrupted")
+	case res.TimedOut:
+		return set(OutcomeTimeout, fmt.Sprintf("no result within --timeout %s", r.opts.Timeout))
+	case res.IdleTimedOut:
+		return set(OutcomeIdleTimeout, fmt.Sprintf("no output for --idle-timeout %s", r.opts.IdleTimeout))
+	}
+	if res.IsError {
+		switch res.ErrorKind {
+		case agent.ErrorUsageLimit, agent.ErrorRateLimit:
+			return set(OutcomeRateLimited, res.ErrorText)
+		case agent.ErrorTransient:
+			return set(OutcomeTransientError, res.ErrorText)
+		case agent.ErrorFatal:
+			return set(OutcomeFatalError, res.ErrorText)
+		}
+	}
+
+	c.match = completion.Detect(completion.Input{
+		Final: res.FinalText, Messages: res.Messages, ExitCode: res.ExitCode, Prompt: req.Prompt,
+	}, r.opts.Strategies)
+	if r.opts.Ownership == OwnerAgent {
+		return r.classifyAgentOwned(c, doneBefore)
+	}
+	return r.classifyRunnerOwned(ctx, c, t)
+}
+
+// classifyRunnerOwned applies the runner-ownership contract: the agent
+// claims, the runner checks and marks.
+func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.Task) classified {
+	if mod, err := r.deps.Plan.Modified(); err == nil && mod {
+		// The agent must not edit the tasks file in this mode: put it back.
+		if err := r.deps.Plan.Restore(); err != nil {
+			r.warn("the agent edited %s and restoring it failed: %v", r.deps.Plan.Plan().Path, err)
+		} else {
+			r.warn("the agent edited %s; restored it (runner ownership: the runner marks tasks)", r.deps.Plan.Plan().Path)
+		}
+	}
+	switch c.match.Marker {
+	case completion.TaskDone:
+		return r.accept(ctx, c, t, OutcomeTaskDone)
+	case completion.PlanDone:
+		if others := r.deps.Plan.Plan().Open() - 1; others > 0 {
+			c.outcome = OutcomePrematureClaim
+			c.errText = fmt.Sprintf("claimed the plan complete with %d other tasks open", others)
+			r.warn("premature claim: %s", c.errText)
+			return c
+		}
+		return r.accept(ctx, c, t, OutcomePlanDone)
+	case completion.TaskFailed:
+		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
+		return c
+	}
+	if c.result.IsError {
+		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
+		return c
+	}
+	c.outcome, c.errText = OutcomeNoMarker, noMarkerText(c.result)
+	return c
+}
+
+// accept runs the gates and marks t done.
+func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome string) classified {
+	if r.deps.Gate != nil {
+		ok, output, err := r.deps.Gate.Check(ctx, t)
+		if err != nil || !ok {
+			c.outcome = OutcomeGateFailed
+			c.errText = tail(firstNonEmpty(output, fmt.Sprint(err)), 2000)
+			return c
+		}
+	}
+	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
+		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
+		return c
+	}
+	c.outcome = outcome
+	c.doneIDs = []string{t.ID}
+	return c
+}
+
+// classifyAgentOwned reads progress from the plan file the agent edits.
+func (r *runner) classifyAgentOwned(c classified, doneBefore map[string]bool) classified {
+	if _, err := r.deps.Plan.Reload(); err != nil {
+		// The agent broke the plan: put back the last good version.
+		rerr := r.deps.Plan.Restore()
+		r.warn("the agent left %s invalid (%v); restored the last valid version (%v)", r.deps.Plan.Plan().Path, err, rerr)
+		c.outcome, c.errText = OutcomeTaskFailed, "the agent left the plan invalid: "+err.Error()
+		return c
+	}
+	p := r.deps.Plan.Plan()
+	for _, t := range p.Tasks {
+		if t.Status == task.StatusDone && !doneBefore[t.ID] {
+			c.doneIDs = append(c.doneIDs, t.ID)
+		}
+	}
+	switch {
+	case c.match.Marker == completion.PlanDone && p.Open() == 0:
+		c.outcome = OutcomePlanDone
+	case c.match.Marker == completion.PlanDone:
+		c.outcome = OutcomePrematureClaim
+		c.errText = fmt.Sprintf("claimed the plan complete with %d tasks open", p.Open())
+		r.warn("premature claim: %s", c.errText)
+	case len(c.doneIDs) > 0:
+		c.outcome = OutcomeTaskDone
+	case c.match.Marker == completion.TaskFailed:
+		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
+	case c.result.IsError:
+		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
+	default:
+		c.outcome, c.errText = OutcomeNoMarker, "no task was marked done in the plan and no marker was given"
+	}
+	return c
+}
+
+func noMarkerText(res agent.Result) string {
+	if res.ExitCode != 0 {
+		return fmt.Sprintf("exit code %d and no completion marker; stderr: %s", res.ExitCode, tail(res.Stderr, 500))
+	}
+	return "the agent ended without a completion marker"
+}
+
+func (r *runner) warn(format string, args ...any) {
+	r.emit(Event{Kind: EventWarning, Iteration: r.st.Iteration, Message: fmt.Sprintf(format, args...)})
+}
+
+// request builds the agent request for t.
+func (r *runner) request(t task.Task) (agent.Request, error) {
+	text, err := r.renderPrompt(t)
+	if err != nil {
+		return agent.Request{}, err
+	}
+	return agent.Request{
+		Prompt: text, Dir: r.opts.Dir, Model: r.opts.Model, Env: r.opts.Env,
+		Timeout: r.opts.Timeout, IdleTimeout: r.opts.IdleTimeout, Grace: r.opts.Grace,
+	}, nil
+}
+
+func (r *runner) snapshot(ctx context.Context) string {
+	if r.deps.Repo == nil {
+		return ""
+	}
+	s, err := r.deps.Repo.Snapshot(ctx)
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
+func (r *runner) addTotals(rec state.Record, done int) {
+	t := &r.st.Totals
+	t.TasksDone += done
+	t.InputTokens += rec.InputTokens
+	t.OutputTokens += rec.OutputTokens
+	t.CacheReadTokens += rec.CacheReadTokens
+	t.CacheWriteTokens += rec.CacheWriteTokens
+	t.CostUSD += rec.CostUSD
+	t.DurationMS += rec.DurationMS
+}
+
+func doneSet(p *task.Plan) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range p.Tasks {
+		if t.Status == task.StatusDone {
+			m[t.ID] = true
+		}
+	}
+	return m
+}
+
+func firstNonEmpty(s ...string) string {
+	if i := slices.IndexFunc(s, func(v string) bool { return strings.TrimSpace(v) != "" }); i >= 0 {
+		return strings.TrimSpace(s[i])
+	}
+	return ""
+}
+
+// tail keeps the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -1,0 +1,327 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// Ownership modes: who marks tasks done.
+const (
+	OwnerRunner = "runner"
+	OwnerAgent  = "agent"
+)
+
+// Options are the settings of one run.
+type Options struct {
+	Dir       string
+	Model     string
+	Ownership string
+	// MaxIterations bounds agent invocations; 0 means no bound.
+	MaxIterations int
+	MaxAttempts   int
+	// Once stops after one iteration.
+	Once        bool
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	Grace       time.Duration
+	Delay       time.Duration
+	// MaxWait bounds one wait for a usage limit to reset.
+	MaxWait time.Duration
+	// Budget in USD; 0 means none.
+	Budget     float64
+	Strategies []completion.Strategy
+	// Prompt is the prompt template text, PromptName its file name for
+	// errors ("" for the embedded default).
+	Prompt     string
+	PromptName string
+	// Commit turns on a commit per accepted task.
+	Commit         bool
+	CommitTemplate string
+	// StuckThreshold is the number of consecutive iterations without
+	// progress, or with the same error, that stops the run.
+	StuckThreshold int
+	// Env is the environment agents start from.
+	Env []string
+	PID int
+}
+
+// Deps are what the loop works with. Repo and Gate may be nil.
+type Deps struct {
+	Agent Agent
+	Plan  Plan
+	Store Store
+	Repo  Repo
+	Gate  Gate
+	Emit  func(Event)
+	// Now and Sleep are the clock; tests replace them.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a random duration in [0, max).
+	Jitter func(max time.Duration) time.Duration
+}
+
+// Run drives the loop until the plan is done or a policy stops it. It
+// returns nil when every task is done, and otherwise an error wrapping
+// ErrLimit, ErrStuck, ErrInterrupted or ErrFatal, or another error for bad
+// input.
+func Run(ctx context.Context, opts Options, deps Deps) error {
+	r, err := newRunner(opts, deps)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx)
+}
+
+// runner is the state of one run.
+type runner struct {
+	opts Options
+	deps Deps
+	st   state.State
+	// attempts holds each task's recent failed attempts for the prompt.
+	attempts map[string][]attemptNote
+	// noProgress counts consecutive iterations that changed nothing;
+	// sameError counts consecutive iterations that failed alike.
+	noProgress int
+	lastError  string
+	sameError  int
+	// transient counts consecutive transient errors, limitWaits
+	// consecutive usage-limit waits without a success between them.
+	transient  int
+	limitWaits int
+}
+
+func newRunner(opts Options, deps Deps) (*runner, error) {
+	if deps.Agent == nil || deps.Plan == nil || deps.Store == nil {
+		return nil, errors.New("loop: agent, plan and store are required")
+	}
+	if opts.Ownership == "" {
+		opts.Ownership = OwnerRunner
+	}
+	if opts.Ownership != OwnerRunner && opts.Ownership != OwnerAgent {
+		return nil, fmt.Errorf("ownership %q: want runner or agent", opts.Ownership)
+	}
+	if opts.MaxAttempts < 1 {
+		opts.MaxAttempts = 1
+	}
+	if len(opts.Strategies) == 0 {
+		opts.Strategies = completion.DefaultStrategies()
+	}
+	if opts.CommitTemplate == "" {
+		opts.CommitTemplate = DefaultCommitTemplate
+	}
+	if deps.Emit == nil {
+		deps.Emit = func(Event) {}
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Sleep == nil {
+		deps.Sleep = sleep
+	}
+	if deps.Jitter == nil {
+		deps.Jitter = func(max time.Duration) time.Duration {
+			if max <= 0 {
+				return 0
+			}
+			return rand.N(max)
+		}
+	}
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}}, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (r *runner) emit(e Event) {
+	e.Time = r.deps.Now()
+	e.RunID = r.st.RunID
+	r.deps.Emit(e)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	if err := r.start(); err != nil {
+		return err
+	}
+	err := r.iterate(ctx)
+	return r.finish(err)
+}
+
+// start loads what earlier runs left and records the new run.
+func (r *runner) start() error {
+	prev, err := r.deps.Store.LoadState()
+	if err != nil {
+		return err
+	}
+	now := r.deps.Now()
+	r.st = state.State{
+		RunID:     state.NewRunID(now),
+		Status:    state.StatusRunning,
+		Plan:      r.deps.Plan.Plan().Path,
+		Agent:     r.deps.Agent.Name(),
+		Model:     r.opts.Model,
+		StartedAt: now,
+		UpdatedAt: now,
+		PID:       r.opts.PID,
+		Tasks:     prev.Tasks,
+	}
+	if r.st.Tasks == nil {
+		r.st.Tasks = map[string]state.TaskState{}
+	}
+	if err := r.loadAttempts(); err != nil {
+		return err
+	}
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership)})
+	return nil
+}
+
+func (r *runner) save() error {
+	r.st.UpdatedAt = r.deps.Now()
+	return r.deps.Store.SaveState(r.st)
+}
+
+// iterate runs iterations until something ends the run.
+func (r *runner) iterate(ctx context.Context) error {
+	for {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		if _, err := r.deps.Plan.Reload(); err != nil {
+			return err
+		}
+		t, ok := r.next()
+		if !ok {
+			return r.noneLeft()
+		}
+		if r.opts.Budget > 0 && r.st.Totals.CostUSD >= r.opts.Budget {
+			return fmt.Errorf("%w: budget $%.2f reached (spent $%.4f)", ErrLimit, r.opts.Budget, r.st.Totals.CostUSD)
+		}
+		if r.opts.MaxIterations > 0 && r.st.Totals.Iterations >= r.opts.MaxIterations {
+			return fmt.Errorf("%w: %d iterations done (--max-iterations)", ErrLimit, r.st.Totals.Iterations)
+		}
+		it, err := r.runIteration(ctx, t)
+		if err != nil {
+			return err
+		}
+		if err := r.apply(ctx, t, it); err != nil {
+			return err
+		}
+		if r.opts.Once {
+			return r.afterOnce(it)
+		}
+		if r.opts.Delay > 0 {
+			if err := r.deps.Sleep(ctx, r.opts.Delay); err != nil {
+				return ErrInterrupted
+			}
+		}
+	}
+}
+
+// afterOnce ends a --once run: success when the one iteration finished
+// its task, a limit otherwise.
+func (r *runner) afterOnce(it iteration) error {
+	if r.deps.Plan.Plan().Open() == 0 {
+		return nil
+	}
+	if it.outcome == OutcomeTaskDone || it.outcome == OutcomePlanDone {
+		return nil
+	}
+	return fmt.Errorf("%w: --once: the iteration ended with %s", ErrLimit, it.outcome)
+}
+
+// next picks the next task: the plan's order, skipping tasks the state
+// says have failed.
+func (r *runner) next() (task.Task, bool) {
+	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
+		return r.st.Tasks[t.ID].Failed
+	})
+}
+
+// noneLeft decides how a run with nothing to pick ends.
+func (r *runner) noneLeft() error {
+	p := r.deps.Plan.Plan()
+	if p.Open() == 0 {
+		return nil
+	}
+	var failed, blocked []string
+	for _, t := range p.Tasks {
+		if t.Status != task.StatusOpen {
+			continue
+		}
+		if r.st.Tasks[t.ID].Failed {
+			failed = append(failed, t.ID)
+		} else {
+			blocked = append(blocked, t.ID)
+		}
+	}
+	msg := fmt.Sprintf("nothing left but failed tasks (failed: %v", failed)
+	if len(blocked) > 0 {
+		msg += fmt.Sprintf("; waiting on them: %v", blocked)
+	}
+	return fmt.Errorf("%w: %s); fix the cause and run `ralph tasks reset ID`", ErrStuck, msg)
+}
+
+// finish records how the run ended.
+func (r *runner) finish(err error) error {
+	switch {
+	case err == nil:
+		r.st.Status = state.StatusDone
+		r.st.Message = "all tasks done"
+	case errors.Is(err, ErrInterrupted):
+		r.st.Status = state.StatusInterrupted
+		r.st.Message = "interrupted"
+	case errors.Is(err, ErrLimit):
+		r.st.Status = state.StatusStopped
+		r.st.Message = err.Error()
+	case errors.Is(err, ErrStuck):
+		r.st.Status = state.StatusStuck
+		r.st.Message = err.Error()
+	default:
+		r.st.Status = state.StatusFailed
+		r.st.Message = err.Error()
+	}
+	r.st.CurrentTask = ""
+	r.st.WaitingUntil = nil
+	if serr := r.save(); serr != nil && err == nil {
+		err = serr
+	}
+	totals := r.st.Totals
+	r.emit(Event{Kind: EventRunEnded, Status: r.st.Status, Message: r.st.Message, Plan: r.progress(), Totals: &totals})
+	return err
+}
+
+// progress counts the plan's tasks for events.
+func (r *runner) progress() *PlanProgress {
+	p := r.deps.Plan.Plan()
+	pp := &PlanProgress{Path: p.Path, Format: p.Format, Total: len(p.Tasks)}
+	for _, t := range p.Tasks {
+		switch {
+		case t.Status == task.StatusDone:
+			pp.Done++
+		case t.Status == task.StatusFailed || r.st.Tasks[t.ID].Failed:
+			pp.Failed++
+		}
+	}
+	return pp
+}

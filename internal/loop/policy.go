@@ -1,0 +1,150 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// Bounds of the waiting policies.
+const (
+	// maxTransientRetries consecutive transient errors are retried before
+	// the next one counts as a failed attempt.
+	maxTransientRetries = 5
+	transientBase       = 2 * time.Second
+	transientCap        = 2 * time.Minute
+	// Without a reset time, usage limits back off from limitBase to limitCap.
+	limitBase = time.Minute
+	limitCap  = 30 * time.Minute
+	// limitJitter spreads retries after a reset so that many runs sharing an
+	// account do not all start in the same second.
+	limitJitter = 30 * time.Second
+)
+
+// apply carries out the policy for one finished iteration: attempts,
+// failed tasks, waits and the stuck breaker.
+func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
+	switch it.outcome {
+	case OutcomeRateLimited:
+		r.transient = 0
+		return r.waitForLimit(ctx, it)
+	case OutcomeTransientError:
+		r.transient++
+		if r.transient <= maxTransientRetries {
+			d := backoff(transientBase, transientCap, r.transient) + r.deps.Jitter(transientBase)
+			return r.wait(ctx, r.deps.Now().Add(d), fmt.Sprintf("transient error (%d/%d): %s", r.transient, maxTransientRetries, it.errText))
+		}
+		// Out of retries: from here on it is a failed attempt like any other.
+		r.transient = 0
+		if err := r.countAttempt(t, it); err != nil {
+			return err
+		}
+		return r.checkStuck(it)
+	}
+	r.transient = 0
+	r.limitWaits = 0
+	if countsAsAttempt(it.outcome) {
+		if err := r.countAttempt(t, it); err != nil {
+			return err
+		}
+	}
+	return r.checkStuck(it)
+}
+
+// countAttempt records a failed attempt of t and fails the task when it
+// has used them all.
+func (r *runner) countAttempt(t task.Task, it iteration) error {
+	ts := r.st.Tasks[t.ID]
+	ts.Attempts++
+	ts.LastError = it.errText
+	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: it.outcome, Error: it.errText})
+	if ts.Attempts >= r.opts.MaxAttempts {
+		ts.Failed = true
+		r.st.Totals.TasksFailed++
+		// Formats without a failed state keep the file as it is; the state
+		// remembers.
+		if err := r.deps.Plan.SetStatus(t.ID, task.StatusFailed); err != nil {
+			r.warn("could not record %s as failed in the plan: %v", t.ID, err)
+		}
+		r.emit(Event{Kind: EventTaskFailed, Iteration: r.st.Iteration, Task: &TaskRef{ID: t.ID, Title: t.Title},
+			Message: fmt.Sprintf("failed after %d attempts; last: %s", ts.Attempts, it.errText)})
+	}
+	r.st.Tasks[t.ID] = ts
+	return r.save()
+}
+
+// checkStuck trips the breaker after too many iterations without progress
+// or with the same error.
+func (r *runner) checkStuck(it iteration) error {
+	if r.opts.StuckThreshold <= 0 {
+		return nil
+	}
+	if it.progress {
+		r.noProgress = 0
+	} else if r.deps.Repo != nil {
+		// Without version control, "no file changed" cannot be told.
+		r.noProgress++
+	}
+	if norm := normalizeError(it.errText); norm != "" && norm == r.lastError {
+		r.sameError++
+	} else {
+		r.lastError, r.sameError = norm, 1
+		if norm == "" {
+			r.sameError = 0
+		}
+	}
+	switch {
+	case r.sameError >= r.opts.StuckThreshold:
+		return fmt.Errorf("%w: the same error %d times in a row (last at iteration %d): %s",
+			ErrStuck, r.sameError, r.st.Iteration, it.errText)
+	case r.noProgress >= r.opts.StuckThreshold:
+		return fmt.Errorf("%w: %d iterations in a row (%d to %d) changed no file and finished no task; last outcome %s: %s",
+			ErrStuck, r.noProgress, r.st.Iteration-r.noProgress+1, r.st.Iteration, it.outcome, it.errText)
+	}
+	return nil
+}
+
+// waitForLimit waits until a usage limit resets, or backs off when the
+// agent did not say when.
+func (r *runner) waitForLimit(ctx context.Context, it iteration) error {
+	r.limitWaits++
+	now := r.deps.Now()
+	until := it.result.ResetAt
+	if until.IsZero() || !until.After(now) {
+		until = now.Add(backoff(limitBase, limitCap, r.limitWaits))
+	}
+	until = until.Add(r.deps.Jitter(limitJitter))
+	if r.opts.MaxWait > 0 && until.Sub(now) > r.opts.MaxWait {
+		return fmt.Errorf("%w: usage limit resets at %s, %s away, beyond --max-wait %s (%s)",
+			ErrLimit, until.Format(time.RFC3339), until.Sub(now).Round(time.Second), r.opts.MaxWait, it.errText)
+	}
+	return r.wait(ctx, until, "usage limit: "+it.errText)
+}
+
+// wait sleeps until the given time, recording it in state.json.
+func (r *runner) wait(ctx context.Context, until time.Time, why string) error {
+	r.st.Status = state.StatusWaiting
+	r.st.WaitingUntil = &until
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Until: &until, Message: why})
+	if err := r.deps.Sleep(ctx, until.Sub(r.deps.Now())); err != nil {
+		return ErrInterrupted
+	}
+	r.st.Status = state.StatusRunning
+	r.st.WaitingUntil = nil
+	return r.save()
+}
+
+// backoff is base·2^(n-1), capped.
+func backoff(base, limit time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}

@@ -1,0 +1,52 @@
+package loop
+
+import (
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// Preview is what the next iteration would run.
+type Preview struct {
+	Task       *TaskRef
+	Prompt     string
+	Invocation agent.Invocation
+}
+
+// Preview renders the next iteration's prompt and agent invocation
+// without running anything or writing any file (--dry-run).
+func Preview(opts Options, deps Deps) (Preview, error) {
+	r, err := newRunner(opts, deps)
+	if err != nil && deps.Store == nil {
+		// A preview needs no store.
+		deps.Store = nopStore{}
+		r, err = newRunner(opts, deps)
+	}
+	if err != nil {
+		return Preview{}, err
+	}
+	r.st.Tasks = map[string]state.TaskState{}
+	r.st.Iteration = 1
+	t, ok := r.next()
+	if !ok {
+		return Preview{}, nil
+	}
+	req, err := r.request(t)
+	if err != nil {
+		return Preview{}, err
+	}
+	req.PromptFile = ".ralph/runs/<run_id>/iter-001.prompt.md"
+	inv, err := deps.Agent.Invocation(req)
+	if err != nil {
+		return Preview{}, err
+	}
+	return Preview{Task: &TaskRef{ID: t.ID, Title: t.Title}, Prompt: req.Prompt, Invocation: inv}, nil
+}
+
+// nopStore stands in for the store where nothing may be written.
+type nopStore struct{}
+
+func (nopStore) LoadState() (state.State, error)                    { return state.State{}, nil }
+func (nopStore) SaveState(state.State) error                        { return nil }
+func (nopStore) AppendHistory(state.Record) error                   { return nil }
+func (nopStore) History() ([]state.Record, error)                   { return nil, nil }
+func (nopStore) IterationFiles(string, int) (string, string, error) { return "", "", nil }

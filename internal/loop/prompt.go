@@ -1,0 +1,101 @@
+package loop
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"text/template"
+
+	"github.com/ralph-loop/ralph/internal/prompt"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// Bounds of what the prompt carries.
+const (
+	maxAttemptNotes       = 3
+	maxProgressBytes      = 8 << 10
+	maxAttemptOutput      = 2000
+	progressFileName      = "progress.txt"
+	DefaultCommitTemplate = "feat: {{.ID}} - {{.Title}}"
+)
+
+// attemptNote is one failed attempt of a task, remembered for the prompt.
+type attemptNote = prompt.Attempt
+
+// loadAttempts reads each task's recent failed attempts from history, so
+// a resumed run tells the agent what went wrong before.
+func (r *runner) loadAttempts() error {
+	recs, err := r.deps.Store.History()
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if countsAsAttempt(rec.Outcome) {
+			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: rec.Outcome, Error: rec.Error})
+		}
+	}
+	return nil
+}
+
+func (r *runner) noteAttempt(id string, a attemptNote) {
+	if len(a.Error) > maxAttemptOutput {
+		a.Error = tail(a.Error, maxAttemptOutput)
+	}
+	notes := append(r.attempts[id], a)
+	if len(notes) > maxAttemptNotes {
+		notes = notes[len(notes)-maxAttemptNotes:]
+	}
+	r.attempts[id] = notes
+}
+
+// renderPrompt renders the prompt for t.
+func (r *runner) renderPrompt(t task.Task) (string, error) {
+	p := r.deps.Plan.Plan()
+	progressPath := filepath.Join(r.opts.Dir, progressFileName)
+	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)
+	if err != nil {
+		return "", err
+	}
+	pp := r.progress()
+	d := prompt.Data{
+		Task: prompt.Task{
+			ID: t.ID, Title: t.Title, Description: t.Description, Criteria: t.Criteria,
+			Notes: t.Notes, Priority: t.Priority, DependsOn: t.DependsOn,
+		},
+		Plan: prompt.Plan{
+			Path: relPath(r.opts.Dir, p.Path), Name: p.Name, Description: p.Description, Branch: p.Branch,
+			Total: pp.Total, Done: pp.Done, Open: p.Open(),
+		},
+		Ownership:        r.opts.Ownership,
+		ProgressFile:     progressFileName,
+		CodebasePatterns: patterns,
+		RecentProgress:   recent,
+		Attempts:         r.attempts[t.ID],
+		Iteration:        r.st.Iteration,
+		MaxIterations:    r.opts.MaxIterations,
+	}
+	if r.opts.Prompt == "" {
+		return prompt.Render(prompt.Default(r.opts.Ownership), d)
+	}
+	return prompt.RenderFile(r.opts.PromptName, r.opts.Prompt, d)
+}
+
+func relPath(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
+}
+
+// commitMessage renders the commit template for a task.
+func commitMessage(tmpl string, t task.Task) (string, error) {
+	tp, err := template.New("commit").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", fmt.Errorf("commit template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := tp.Execute(&b, t); err != nil {
+		return "", fmt.Errorf("commit template: %w", err)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,174 @@
+package state
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// File names inside Dir.
+const (
+	StateFile   = "state.json"
+	HistoryFile = "history.jsonl"
+	LockFile    = "lock"
+	RunsDir     = "runs"
+)
+
+// Store is a project's .ralph directory. Its methods are safe for concurrent
+// use by the goroutines of one process; the lock keeps other processes out.
+type Store struct {
+	dir string // absolute path of .ralph
+
+	// mu serialises history appends and the one-time repair of a torn
+	// last line that precedes the first of them.
+	mu       sync.Mutex
+	repaired bool
+}
+
+// Open returns the store of projectDir, creating .ralph/ and .ralph/runs/
+// when they are missing.
+func Open(projectDir string) (*Store, error) {
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	dir := filepath.Join(abs, Dir)
+	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the absolute path of the store's .ralph directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
+
+// NewRunID returns an id such as 20261121-072012-a1b2c3: the UTC time, so ids
+// sort by start time whatever the time zone, and a random suffix so two runs
+// started in the same second differ.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	// crypto/rand.Read never returns an error (it crashes the program if the
+	// system's randomness is unavailable).
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// LoadState reads state.json. A missing file is a fresh project: the zero
+// State with an empty Tasks map and no error. A corrupt file is an error
+// that names the file, line and column.
+func (s *Store) LoadState() (State, error) {
+	path := s.path(StateFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{Tasks: map[string]TaskState{}}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return State{}, jsonError(path, data, err)
+	}
+	if st.Tasks == nil {
+		st.Tasks = map[string]TaskState{}
+	}
+	return st, nil
+}
+
+// SaveState writes state.json atomically: a temporary file in .ralph/ is
+// written and fsynced, renamed over state.json, and the directory is fsynced
+// so the rename itself survives a crash.
+func (s *Store) SaveState(st State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	data = append(data, '\n')
+	path := s.path(StateFile)
+	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(s.dir)); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
+}
+
+// IterationFiles returns where iteration's transcript goes:
+// .ralph/runs/<runID>/iter-NNN.prompt.md for the exact prompt and
+// iter-NNN.out for the raw agent output (NNN has three digits, more from
+// 1000 on). It creates the run directory; the files are the caller's to
+// write.
+func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath string, err error) {
+	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
+		return "", "", fmt.Errorf("transcript: invalid run id %q", runID)
+	}
+	if iteration < 0 {
+		return "", "", fmt.Errorf("transcript: invalid iteration %d", iteration)
+	}
+	dir := filepath.Join(s.dir, RunsDir, runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("transcript: %w", err)
+	}
+	base := filepath.Join(dir, fmt.Sprintf("iter-%03d", iteration))
+	return base + ".prompt.md", base + ".out", nil
+}
+
+// syncDir fsyncs a directory so that entries created, renamed or removed in
+// it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// jsonError turns a decoding error of data (read from path) into one that
+// says where: "state.json:3:14: ...".
+func jsonError(path string, data []byte, err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		line, col := position(data, syn.Offset)
+		return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+	case errors.As(err, &typ):
+		line, col := position(data, typ.Offset)
+		return fmt.Errorf("%s:%d:%d: %s: %w", path, line, col, typ.Field, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/loop"
+)
+
+// PlainOptions configure the line renderer.
+type PlainOptions struct {
+	// Color adds ANSI colors (terminals without NO_COLOR).
+	Color bool
+	// Verbose also shows assistant text and tool results.
+	Verbose bool
+}
+
+// Plain writes one line per thing worth knowing: for logs, pipes and CI.
+type Plain struct {
+	mu   sync.Mutex
+	w    io.Writer
+	opts PlainOptions
+}
+
+// NewPlain returns a line renderer writing to w.
+func NewPlain(w io.Writer, opts PlainOptions) *Plain { return &Plain{w: w, opts: opts} }
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+)
+
+func (p *Plain) color(code, s string) string {
+	if !p.opts.Color {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// Handle writes the lines for one event.
+func (p *Plain) Handle(e loop.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case loop.EventRunStarted:
+		pp := e.Plan
+		fmt.Fprintf(p.w, "%s run %s · plan %s (%s, %d/%d done) · %s\n", p.color(ansiBold, "ralph"),
+			e.RunID, pp.Path, pp.Format, pp.Done, pp.Total, e.Message)
+	case loop.EventIterationStarted:
+		bound := ""
+		if e.MaxIterations > 0 {
+			bound = fmt.Sprintf("/%d", e.MaxIterations)
+		}
+		fmt.Fprintf(p.w, "%s %s %s\n", p.color(ansiBold, fmt.Sprintf("[%d%s]", e.Iteration, bound)), e.Task.ID, e.Task.Title)
+	case loop.EventAgent:
+		p.agentLine(e.Agent)
+	case loop.EventIterationEnded:
+		p.ended(e)
+	case loop.EventTaskFailed:
+		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiRed, "✗ task failed"), e.Task.ID, e.Message)
+	case loop.EventWaiting:
+		fmt.Fprintf(p.w, "  %s until %s (%s): %s\n", p.color(ansiYellow, "⏳ waiting"),
+			e.Until.Local().Format("15:04:05"), e.Until.Sub(e.Time).Round(time.Second), e.Message)
+	case loop.EventWarning:
+		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "! warning:"), e.Message)
+	case loop.EventRunEnded:
+		t := e.Totals
+		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · $%.4f\n",
+			p.color(ansiBold, "ralph"), e.Status, e.Message, e.Plan.Done, e.Plan.Total, t.Iterations,
+			tokens(t.InputTokens+t.OutputTokens+t.CacheReadTokens+t.CacheWriteTokens), t.CostUSD)
+	}
+}
+
+func (p *Plain) agentLine(a *agent.Event) {
+	switch a.Kind {
+	case agent.EventToolCall:
+		fmt.Fprintf(p.w, "  %s %s %s\n", p.color(ansiDim, "→"), a.Tool, oneLine(a.ToolInput, 100))
+	case agent.EventError:
+		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiRed, "! agent error:"), oneLine(a.Text, 200))
+	case agent.EventText:
+		if p.opts.Verbose {
+			fmt.Fprintf(p.w, "  %s\n", oneLine(a.Text, 200))
+		}
+	}
+}
+
+func (p *Plain) ended(e loop.Event) {
+	r := e.Record
+	mark := p.color(ansiYellow, "•")
+	switch r.Outcome {
+	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
+		mark = p.color(ansiGreen, "✓")
+	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed:
+		mark = p.color(ansiRed, "✗")
+	}
+	parts := []string{fmt.Sprintf("%s %s", mark, r.Outcome), (time.Duration(r.DurationMS) * time.Millisecond).String()}
+	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {
+		parts = append(parts, tokens(n)+" tokens")
+	}
+	if r.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", r.CostUSD))
+	}
+	if r.FilesChanged > 0 {
+		parts = append(parts, fmt.Sprintf("%d files", r.FilesChanged))
+	}
+	if r.Commit != "" {
+		parts = append(parts, "commit "+r.Commit[:min(7, len(r.Commit))])
+	}
+	line := "  " + strings.Join(parts, " · ")
+	if r.Error != "" {
+		line += ": " + oneLine(r.Error, 200)
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// Close does nothing: run_ended already said how the run ended.
+func (p *Plain) Close(error) {}
+
+func tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
