@@ -29,4 +29,5 @@ require (
 	github.com/yuin/goldmark v1.8.7 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

@@ -73,7 +73,11 @@ type Result struct {
 	FinalText string
 	// Messages holds the assistant messages of the run, oldest first,
 	// bounded in count and size (the relaxed strategy scans them).
-	Messages   []string
+	Messages []string
+	// RawText says FinalText is the program's raw output rather than a
+	// message the CLI delimited: it may echo the prompt, which completion
+	// detection must then remove.
+	RawText    bool
 	SessionID  string
 	IsError    bool
 	ErrorKind  ErrorKind

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,7 +20,7 @@ func (claude) Name() string { return "claude" }
 // set, replace the flags; --model M still follows them when a model is
 // requested.
 func (c claude) Invocation(req Request) (Invocation, error) {
-	argv := []string{orDefault(c.opts.Command, "claude")}
+	argv := []string{cmp.Or(c.opts.Command, "claude")}
 	if c.opts.Args != nil {
 		argv = append(argv, c.opts.Args...)
 		if req.Model != "" {
@@ -44,14 +45,6 @@ func (c claude) Invocation(req Request) (Invocation, error) {
 }
 
 func (claude) NewDecoder() Decoder { return newClaudeDecoder() }
-
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 // envList turns a map into KEY=VALUE entries in key order, so that argv
 // and env are the same on every run (--dry-run, golden tests).

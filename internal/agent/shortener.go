@@ -196,43 +196,35 @@ func (s *shortener) startString(keep bool) {
 }
 
 // stringBytes consumes string content up to and including the closing
-// quote and returns how many bytes it used.
+// quote and returns how many bytes it used. It is the hot loop of a huge
+// line, so content is handed on once per call, not per escape.
 func (s *shortener) stringBytes(p []byte) int {
 	i := 0
 	for i < len(p) {
 		if s.esc == 0 {
-			// The common case: a run of plain bytes.
-			j := i
-			for j < len(p) && p[j] != '"' && p[j] != '\\' {
-				j++
+			for i < len(p) && p[i] != '"' && p[i] != '\\' {
+				i++
 			}
-			s.content(p[i:j])
-			if j == len(p) {
-				return j
+			if i == len(p) {
+				break
 			}
-			if p[j] == '"' {
+			if p[i] == '"' {
+				s.content(p[:i])
 				s.endString()
-				return j + 1
+				return i + 1
 			}
 			s.esc = -1
-			s.content(p[j : j+1])
-			i = j + 1
-			continue
+		} else if s.esc < 0 && p[i] == 'u' {
+			s.esc = 4
+		} else if s.esc < 0 {
+			s.esc = 0
+		} else {
+			s.esc--
 		}
-		start := i
-		for i < len(p) && s.esc != 0 {
-			if s.esc < 0 && p[i] == 'u' {
-				s.esc = 4
-			} else if s.esc < 0 {
-				s.esc = 0
-			} else {
-				s.esc--
-			}
-			i++
-		}
-		s.content(p[start:i])
+		i++
 	}
-	return i
+	s.content(p)
+	return len(p)
 }
 
 func (s *shortener) content(b []byte) {
@@ -257,7 +249,8 @@ func (s *shortener) content(b []byte) {
 	s.headLen = headCut(s.strBuf, s.head)
 	s.out = append(s.out, s.strBuf[:s.headLen]...)
 	s.long = true
-	s.tail.reset(s.tailLen)
+	// Five bytes more than the tail: the context tailStart needs.
+	s.tail.reset(s.tailLen + 5)
 	_, _ = s.tail.Write(s.strBuf[s.headLen:])
 	_, _ = s.tail.Write(b[n:])
 }

@@ -83,7 +83,7 @@ func (f *Factory) Config(dir string) (config.Config, error) {
 	}
 	if f.ConfigFile != "" {
 		opts.ProjectFile = f.ConfigFile
-		opts.ProjectMustExist = true
+		opts.ProjectFileRequired = true
 	}
 	return config.Load(opts)
 }

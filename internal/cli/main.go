@@ -17,7 +17,7 @@ import (
 // Exit codes of DESIGN.md §2.
 const (
 	ExitOK          = 0
-	ExitError       = 1
+	ExitFailure     = 1
 	ExitUsage       = 2
 	ExitLimit       = 3
 	ExitStuck       = 4
@@ -92,6 +92,6 @@ func exitCode(err error) int {
 	case errors.Is(err, loop.ErrStuck):
 		return ExitStuck
 	default:
-		return ExitError
+		return ExitFailure
 	}
 }

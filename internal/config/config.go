@@ -5,7 +5,10 @@
 // It reads files and the environment it is given; it never runs processes.
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Config is every setting a run uses. The toml tags are the keys of
 // ralph.toml; the environment variable of a key is RALPH_ plus the key in
@@ -17,19 +20,19 @@ type Config struct {
 	Model  string `toml:"model"`
 	Prompt string `toml:"prompt"`
 
-	MaxIterations int           `toml:"max-iterations"`
-	MaxAttempts   int           `toml:"max-attempts"`
-	Timeout       Duration      `toml:"timeout"`
-	IdleTimeout   Duration      `toml:"idle-timeout"`
-	MaxWait       Duration      `toml:"max-wait"`
-	Delay         Duration      `toml:"delay"`
-	Budget        float64       `toml:"budget"`
-	Ownership     string        `toml:"ownership"`
-	Completion    []string      `toml:"completion"`
-	NoCommit      bool          `toml:"no-commit"`
-	Parallel      int           `toml:"parallel"`
-	Grace         Duration      `toml:"grace"`
-	Stuck         int           `toml:"stuck-threshold"`
+	MaxIterations int                    `toml:"max-iterations"`
+	MaxAttempts   int                    `toml:"max-attempts"`
+	Timeout       Duration               `toml:"timeout"`
+	IdleTimeout   Duration               `toml:"idle-timeout"`
+	MaxWait       Duration               `toml:"max-wait"`
+	Delay         Duration               `toml:"delay"`
+	Budget        float64                `toml:"budget"`
+	Ownership     string                 `toml:"ownership"`
+	Completion    []string               `toml:"completion"`
+	NoCommit      bool                   `toml:"no-commit"`
+	Parallel      int                    `toml:"parallel"`
+	Grace         Duration               `toml:"grace"`
+	Stuck         int                    `toml:"stuck-threshold"`
 	Agents        map[string]AgentConfig `toml:"agents"`
 }
 
@@ -65,7 +68,20 @@ func (d *Duration) UnmarshalText(b []byte) error {
 }
 
 // MarshalText writes the duration as a Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// String writes the duration as a Go duration string without zero units:
+// 30m rather than 30m0s, 6h rather than 6h0m0s.
+func (d Duration) String() string {
+	s := time.Duration(d).String()
+	if strings.HasSuffix(s, "m0s") || strings.HasSuffix(s, "h0m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
 
 // Defaults returns the settings used when nothing else says otherwise.
 func Defaults() Config {

@@ -67,6 +67,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		runErr = fmt.Errorf("write transcript: %w", cerr)
 	}
 
+	// The tree right after the agent, before the runner touches the plan:
+	// files_changed counts what the agent changed.
+	after := r.snapshot(ctx)
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
@@ -85,7 +88,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
-	if after := r.snapshot(ctx); before != "" && after != "" {
+	if before != "" && after != "" {
 		if n, err := r.deps.Repo.Changed(ctx, before, after); err == nil {
 			rec.FilesChanged = n
 		}
@@ -154,9 +157,13 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 		}
 	}
 
-	c.match = completion.Detect(completion.Input{
-		Final: res.FinalText, Messages: res.Messages, ExitCode: res.ExitCode, Prompt: req.Prompt,
-	}, r.opts.Strategies)
+	in := completion.Input{Final: res.FinalText, Messages: res.Messages, ExitCode: res.ExitCode}
+	if res.RawText {
+		// Only raw output can hold the echoed prompt, whose instructions
+		// name the markers.
+		in.Prompt = req.Prompt
+	}
+	c.match = completion.Detect(in, r.opts.Strategies)
 	if r.opts.Ownership == OwnerAgent {
 		return r.classifyAgentOwned(c, doneBefore)
 	}

@@ -88,7 +88,13 @@ func (r *runner) checkStuck(it iteration) error {
 		// Without version control, "no file changed" cannot be told.
 		r.noProgress++
 	}
-	if norm := normalizeError(it.errText); norm != "" && norm == r.lastError {
+	// Only real errors count as "the same error": an iteration that merely
+	// ended without a marker is the no-progress rule's business.
+	errText := it.errText
+	if it.outcome == OutcomeNoMarker || it.outcome == OutcomePrematureClaim {
+		errText = ""
+	}
+	if norm := normalizeError(errText); norm != "" && norm == r.lastError {
 		r.sameError++
 	} else {
 		r.lastError, r.sameError = norm, 1

@@ -5,8 +5,8 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
-// Preview is what the next iteration would run.
-type Preview struct {
+// NextRun is what the next iteration would run.
+type NextRun struct {
 	Task       *TaskRef
 	Prompt     string
 	Invocation agent.Invocation
@@ -14,7 +14,7 @@ type Preview struct {
 
 // Preview renders the next iteration's prompt and agent invocation
 // without running anything or writing any file (--dry-run).
-func Preview(opts Options, deps Deps) (Preview, error) {
+func Preview(opts Options, deps Deps) (NextRun, error) {
 	r, err := newRunner(opts, deps)
 	if err != nil && deps.Store == nil {
 		// A preview needs no store.
@@ -22,24 +22,24 @@ func Preview(opts Options, deps Deps) (Preview, error) {
 		r, err = newRunner(opts, deps)
 	}
 	if err != nil {
-		return Preview{}, err
+		return NextRun{}, err
 	}
 	r.st.Tasks = map[string]state.TaskState{}
 	r.st.Iteration = 1
 	t, ok := r.next()
 	if !ok {
-		return Preview{}, nil
+		return NextRun{}, nil
 	}
 	req, err := r.request(t)
 	if err != nil {
-		return Preview{}, err
+		return NextRun{}, err
 	}
 	req.PromptFile = ".ralph/runs/<run_id>/iter-001.prompt.md"
 	inv, err := deps.Agent.Invocation(req)
 	if err != nil {
-		return Preview{}, err
+		return NextRun{}, err
 	}
-	return Preview{Task: &TaskRef{ID: t.ID, Title: t.Title}, Prompt: req.Prompt, Invocation: inv}, nil
+	return NextRun{Task: &TaskRef{ID: t.ID, Title: t.Title}, Prompt: req.Prompt, Invocation: inv}, nil
 }
 
 // nopStore stands in for the store where nothing may be written.

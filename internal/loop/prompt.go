@@ -75,7 +75,7 @@ func (r *runner) renderPrompt(t task.Task) (string, error) {
 		MaxIterations:    r.opts.MaxIterations,
 	}
 	if r.opts.Prompt == "" {
-		return prompt.Render(prompt.Default(r.opts.Ownership), d)
+		return prompt.Render(prompt.DefaultName(r.opts.Ownership), prompt.Default(r.opts.Ownership), d)
 	}
 	return prompt.RenderFile(r.opts.PromptName, r.opts.Prompt, d)
 }

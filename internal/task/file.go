@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,11 +33,19 @@ type File struct {
 // error wrapping ErrUnsupported). Validation problems are *Error values,
 // joined when there are several.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	info, err := os.Stat(path)
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(fh)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +151,10 @@ func (f *File) Restore() error {
 // task (a merge, which keeps the other writer's edits); otherwise it writes
 // nothing and returns an error wrapping ErrChanged. An id not in the plan
 // gives an error wrapping ErrUnknownTask.
+//
+// In runner-ownership mode the agent must not edit the plan, so the runner
+// checks Modified and calls Restore after each iteration, before SetStatus;
+// otherwise SetStatus would keep the agent's edit as a merge.
 func (f *File) SetStatus(id string, st Status) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

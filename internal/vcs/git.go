@@ -20,9 +20,6 @@ import (
 // ErrNotRepo is returned by Open outside a git repository.
 var ErrNotRepo = errors.New("not a git repository")
 
-// excludeRalph keeps ralph's own directory out of every add, whatever the
-// project's .gitignore says.
-const excludeRalph = ":(exclude,top).ralph"
 
 // Git is a git working tree.
 type Git struct {
@@ -78,7 +75,7 @@ func (g *Git) Snapshot(ctx context.Context) (string, error) {
 		return "", err
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmpPath}
-	if _, err := g.run(ctx, env, "add", "-A", "--", ".", excludeRalph); err != nil {
+	if err := g.addAll(ctx, env); err != nil {
 		return "", err
 	}
 	out, err := g.run(ctx, env, "write-tree")
@@ -103,7 +100,7 @@ func (g *Git) Changed(ctx context.Context, from, to string) (int, error) {
 // Commit stages every change except .ralph/ and commits it. It returns ""
 // when there is nothing to commit.
 func (g *Git) Commit(ctx context.Context, message string) (string, error) {
-	if _, err := g.run(ctx, nil, "add", "-A", "--", ".", excludeRalph); err != nil {
+	if err := g.addAll(ctx, nil); err != nil {
 		return "", err
 	}
 	if _, err := g.run(ctx, nil, "diff", "--cached", "--quiet"); err == nil {
@@ -117,6 +114,17 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// addAll stages every change but ralph's own .ralph/, whatever the
+// project's .gitignore says. An exclude pathspec cannot do it: git refuses
+// a pathspec that names an ignored path, so .ralph/ is unstaged instead.
+func (g *Git) addAll(ctx context.Context, env []string) error {
+	if _, err := g.run(ctx, env, "add", "-A", "--", "."); err != nil {
+		return err
+	}
+	_, err := g.run(ctx, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ":(top).ralph")
+	return err
 }
 
 // run runs one git command in the working tree; a failure carries git's

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// command runs any program as the agent.
+type command struct {
+	opts       Options
+	newDecoder func() Decoder
+}
+
+// NewCommand returns the adapter for an arbitrary program: opts.Command is
+// the program, opts.Args (then ExtraArgs) its arguments. An argument
+// containing {prompt} gets the prompt text, {prompt_file} the prompt's
+// file, {model} the model; with neither prompt placeholder the prompt goes
+// to stdin. opts.Output names how its output reads.
+func NewCommand(opts Options) (Adapter, error) {
+	if opts.Command == "" {
+		return nil, errors.New("command agent: no command set: name the program to run")
+	}
+	dec, err := dialect(opts.Output)
+	if err != nil {
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	return command{opts: opts, newDecoder: dec}, nil
+}
+
+func (command) Name() string { return "command" }
+
+func (c command) Invocation(req Request) (Invocation, error) {
+	args := append(slices.Clone(c.opts.Args), c.opts.ExtraArgs...)
+	mode := PromptStdin
+	switch {
+	case slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "{prompt}") }):
+		mode = PromptArg
+	case slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "{prompt_file}") }):
+		mode = PromptFile
+		if req.PromptFile == "" {
+			return Invocation{}, errors.New("command agent: the arguments use {prompt_file} but the request has no prompt file")
+		}
+	}
+	// One pass, so a prompt that contains a placeholder is left alone.
+	r := strings.NewReplacer("{prompt}", req.Prompt, "{prompt_file}", req.PromptFile, "{model}", req.Model)
+	argv := []string{c.opts.Command}
+	for _, a := range args {
+		argv = append(argv, r.Replace(a))
+	}
+	inv := Invocation{Argv: argv, EnvSet: envList(c.opts.Env), Prompt: mode}
+	if mode == PromptStdin {
+		inv.Stdin = req.Prompt
+	}
+	return inv, nil
+}
+
+func (c command) NewDecoder() Decoder { return c.newDecoder() }
+
+// dialects lists the output formats the command adapter reads. Adding one
+// is one line here.
+func dialects() []struct {
+	name string
+	new  func() Decoder
+} {
+	return []struct {
+		name string
+		new  func() Decoder
+	}{
+		{"text", func() Decoder { return &textDecoder{} }},
+		{"claude-stream-json", func() Decoder { return newClaudeDecoder() }},
+	}
+}
+
+func dialect(name string) (func() Decoder, error) {
+	var names []string
+	for _, d := range dialects() {
+		if d.name == name || name == "" && d.name == "text" {
+			return d.new, nil
+		}
+		names = append(names, d.name)
+	}
+	return nil, fmt.Errorf("unknown output %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// maxTextTail bounds the plain-text output a text decoder keeps: markers
+// are at the end.
+const maxTextTail = 256 << 10
+
+// textDecoder reads plain text: every line is assistant text and the whole
+// output (its tail) is the final message.
+type textDecoder struct{ tail []byte }
+
+func (d *textDecoder) Line(line []byte, emit func(Event)) {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	emit(Event{Kind: EventText, Text: string(line)})
+	d.tail = append(d.tail, line...)
+	d.tail = append(d.tail, '\n')
+	if len(d.tail) > 2*maxTextTail {
+		// Shift only now and then, so long outputs stay linear.
+		d.tail = append(d.tail[:0], d.tail[len(d.tail)-maxTextTail:]...)
+	}
+}
+
+func (d *textDecoder) Finish() Result {
+	t := d.tail
+	if len(t) > maxTextTail {
+		t = utf8Start(t[len(t)-maxTextTail:])
+	}
+	var r Result
+	r.FinalText = strings.TrimRight(string(t), "\n")
+	if r.FinalText != "" {
+		r.Messages = []string{r.FinalText}
+	}
+	return r
+}

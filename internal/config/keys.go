@@ -1,0 +1,395 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeyDoc documents one top-level key, for --help, the README and the
+// `ralph init` template.
+type KeyDoc struct {
+	Key     string // as written in ralph.toml: max-iterations
+	Env     string // the environment variable: RALPH_MAX_ITERATIONS; empty for agents (file only)
+	Type    string // string, integer, number, bool, duration, list or table
+	Default string // the default as a TOML value: 50, "30m", ["promise-tag"]
+	Doc     string // one line
+}
+
+// field is one top-level key of the schema. ptr returns the address of the
+// key's field in a Config, which gives its type; check, when set, returns
+// what is wrong with the value (empty when nothing is).
+type field struct {
+	key   string
+	doc   string
+	ptr   func(*Config) any
+	check func(*Config) string
+}
+
+// strategyNames mirrors the completion package's strategy names (config
+// must not import it).
+func strategyNames() []string { return []string{"promise-tag", "relaxed-tag", "heuristic"} }
+
+// outputNames are the output dialects of a command agent.
+func outputNames() []string { return []string{"text", "claude-stream-json"} }
+
+// fields is the schema of the top-level keys, in documentation order.
+func fields() []field {
+	return []field{
+		{key: "tasks", ptr: func(c *Config) any { return &c.Tasks },
+			doc: "plan file; empty: discover prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md"},
+		{key: "agent", ptr: func(c *Config) any { return &c.Agent },
+			doc:   "agent CLI to run: claude, codex, gemini, opencode, droid, copilot, qwen, amp, cursor, kiro or command",
+			check: func(c *Config) string { return notEmpty(c.Agent) }},
+		{key: "model", ptr: func(c *Config) any { return &c.Model },
+			doc: "model passed to the agent; empty: the agent's default"},
+		{key: "prompt", ptr: func(c *Config) any { return &c.Prompt },
+			doc: "prompt template file; empty: the built-in prompt"},
+		{key: "max-iterations", ptr: func(c *Config) any { return &c.MaxIterations },
+			doc:   "stop after this many iterations; 0: no limit",
+			check: func(c *Config) string { return atLeast(c.MaxIterations, 0) }},
+		{key: "max-attempts", ptr: func(c *Config) any { return &c.MaxAttempts },
+			doc:   "failed attempts after which a task is marked failed",
+			check: func(c *Config) string { return atLeast(c.MaxAttempts, 1) }},
+		{key: "timeout", ptr: func(c *Config) any { return &c.Timeout },
+			doc:   "wall-clock limit of one iteration; 0: none",
+			check: func(c *Config) string { return nonNegative(c.Timeout) }},
+		{key: "idle-timeout", ptr: func(c *Config) any { return &c.IdleTimeout },
+			doc:   "stop an iteration after this long without output; 0: none",
+			check: func(c *Config) string { return nonNegative(c.IdleTimeout) }},
+		{key: "max-wait", ptr: func(c *Config) any { return &c.MaxWait },
+			doc:   "longest wait for a usage limit to reset before stopping",
+			check: func(c *Config) string { return nonNegative(c.MaxWait) }},
+		{key: "delay", ptr: func(c *Config) any { return &c.Delay },
+			doc:   "pause between iterations",
+			check: func(c *Config) string { return nonNegative(c.Delay) }},
+		{key: "budget", ptr: func(c *Config) any { return &c.Budget },
+			doc: "stop starting iterations once the run has cost this many USD; 0: no budget",
+			check: func(c *Config) string {
+				if !(c.Budget >= 0) || math.IsInf(c.Budget, 0) {
+					return fmt.Sprintf("want 0 or more, got %v", c.Budget)
+				}
+				return ""
+			}},
+		{key: "ownership", ptr: func(c *Config) any { return &c.Ownership },
+			doc:   "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
+			check: func(c *Config) string { return oneOf(c.Ownership, []string{"runner", "agent"}) }},
+		{key: "completion", ptr: func(c *Config) any { return &c.Completion },
+			doc:   "completion strategies, tried in order: promise-tag, relaxed-tag, heuristic",
+			check: func(c *Config) string { return checkStrategies(c.Completion) }},
+		{key: "no-commit", ptr: func(c *Config) any { return &c.NoCommit },
+			doc: "do not commit after each accepted task"},
+		{key: "parallel", ptr: func(c *Config) any { return &c.Parallel },
+			doc:   "tasks run at once, each in its own worktree",
+			check: func(c *Config) string { return atLeast(c.Parallel, 1) }},
+		{key: "grace", ptr: func(c *Config) any { return &c.Grace },
+			doc:   "wait between SIGTERM and SIGKILL when stopping an agent",
+			check: func(c *Config) string { return nonNegative(c.Grace) }},
+		{key: "stuck-threshold", ptr: func(c *Config) any { return &c.Stuck },
+			doc:   "stop after this many iterations in a row without progress; 0: never",
+			check: func(c *Config) string { return atLeast(c.Stuck, 0) }},
+	}
+}
+
+func lookupField(key string) (field, bool) {
+	for _, f := range fields() {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// keyNames lists the top-level keys, agents included.
+func keyNames() []string {
+	var names []string
+	for _, f := range fields() {
+		names = append(names, f.key)
+	}
+	return append(names, "agents")
+}
+
+// envName is the environment variable of a key: max-iterations is
+// RALPH_MAX_ITERATIONS.
+func envName(key string) string {
+	return "RALPH_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+// Keys documents every top-level key, in a stable order, agents last.
+func Keys() []KeyDoc {
+	d := Defaults()
+	var docs []KeyDoc
+	for _, f := range fields() {
+		docs = append(docs, KeyDoc{
+			Key:     f.key,
+			Env:     envName(f.key),
+			Type:    typeOf(f.ptr(&d)).String(),
+			Default: formatValue(f.ptr(&d)),
+			Doc:     f.doc,
+		})
+	}
+	return append(docs, KeyDoc{
+		Key:  "agents",
+		Type: "table",
+		Doc:  "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output (file only)",
+	})
+}
+
+// Set sets a top-level key from its string form, as the environment and
+// flags give it: integers in decimal, durations as 90s or 15m, booleans as
+// true/false (also 1/0, yes/no, on/off), lists comma-separated. The value
+// is checked as Validate would; on error c is unchanged.
+func (c *Config) Set(key, value string) error {
+	f, ok := lookupField(key)
+	switch {
+	case key == "agents":
+		return &Error{Key: key, Msg: "agents: set in a config file only"}
+	case !ok:
+		return &Error{Key: key, Msg: unknownKey(key, keyNames())}
+	}
+	if problem := setField(c, f, value); problem != "" {
+		return &Error{Key: key, Msg: key + ": " + problem}
+	}
+	return nil
+}
+
+// setField parses value into the key's field and checks it, returning the
+// problem, if any, without the key.
+func setField(c *Config, f field, value string) string {
+	next := *c
+	if problem := parseValue(f.ptr(&next), value); problem != "" {
+		return problem
+	}
+	if f.check != nil {
+		if problem := f.check(&next); problem != "" {
+			return problem
+		}
+	}
+	copyValue(f.ptr(c), f.ptr(&next))
+	return ""
+}
+
+// Validate reports every setting that is out of range, one error per line.
+func (c Config) Validate() error {
+	var errs errorList
+	for _, f := range fields() {
+		if f.check == nil {
+			continue
+		}
+		if problem := f.check(&c); problem != "" {
+			errs.add(&Error{Key: f.key, Msg: f.key + ": " + problem})
+		}
+	}
+	for _, name := range sortedKeys(c.Agents) {
+		if problem := oneOfOrEmpty(c.Agents[name].Output, outputNames()); problem != "" {
+			key := "agents." + name + ".output"
+			errs.add(&Error{Key: key, Msg: key + ": " + problem})
+		}
+	}
+	return errs.err()
+}
+
+// valueType is the type of a key as the user writes it.
+type valueType int
+
+const (
+	typeString valueType = iota
+	typeInt
+	typeFloat
+	typeBool
+	typeDuration
+	typeList
+	typeTable
+)
+
+func (t valueType) String() string {
+	return [...]string{"string", "integer", "number", "bool", "duration", "list", "table"}[t]
+}
+
+// want says what a value of the type looks like, for "want X, got Y".
+func (t valueType) want() string {
+	return [...]string{"a string", "an integer", "a number", "true or false",
+		"a duration string (90s, 15m, 1h)", "a list of strings", "a table"}[t]
+}
+
+func typeOf(ptr any) valueType {
+	switch ptr.(type) {
+	case *string:
+		return typeString
+	case *int:
+		return typeInt
+	case *float64:
+		return typeFloat
+	case *bool:
+		return typeBool
+	case *Duration:
+		return typeDuration
+	case *[]string:
+		return typeList
+	}
+	panic(fmt.Sprintf("config: no value type for %T", ptr))
+}
+
+// parseValue parses the string form of a value into ptr, returning the
+// problem, if any.
+func parseValue(ptr any, s string) string {
+	t := strings.TrimSpace(s)
+	switch p := ptr.(type) {
+	case *string:
+		*p = s
+	case *int:
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return fmt.Sprintf("want %s, got %q", typeInt.want(), s)
+		}
+		*p = n
+	case *float64:
+		v, err := strconv.ParseFloat(strings.TrimPrefix(t, "$"), 64)
+		if err != nil {
+			return fmt.Sprintf("want %s, got %q", typeFloat.want(), s)
+		}
+		*p = v
+	case *bool:
+		switch strings.ToLower(t) {
+		case "true", "1", "yes", "on":
+			*p = true
+		case "false", "0", "no", "off":
+			*p = false
+		default:
+			return fmt.Sprintf("want %s, got %q", typeBool.want(), s)
+		}
+	case *Duration:
+		d, err := time.ParseDuration(t)
+		if err != nil {
+			return notADuration(s)
+		}
+		*p = Duration(d)
+	case *[]string:
+		var list []string
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				list = append(list, item)
+			}
+		}
+		*p = list
+	default:
+		panic(fmt.Sprintf("config: cannot parse into %T", ptr))
+	}
+	return ""
+}
+
+func notADuration(s string) string {
+	return fmt.Sprintf("%q is not a duration (use 90s, 15m, 1h)", s)
+}
+
+// copyValue sets *dst to *src; both point to fields of the same type.
+func copyValue(dst, src any) {
+	switch d := dst.(type) {
+	case *string:
+		*d = *src.(*string)
+	case *int:
+		*d = *src.(*int)
+	case *float64:
+		*d = *src.(*float64)
+	case *bool:
+		*d = *src.(*bool)
+	case *Duration:
+		*d = *src.(*Duration)
+	case *[]string:
+		*d = slices.Clone(*src.(*[]string))
+	default:
+		panic(fmt.Sprintf("config: cannot copy %T", dst))
+	}
+}
+
+// formatValue writes a value as TOML.
+func formatValue(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return strconv.Quote(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'f', -1, 64)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *Duration:
+		return strconv.Quote(p.String())
+	case *[]string:
+		quoted := make([]string, len(*p))
+		for i, s := range *p {
+			quoted[i] = strconv.Quote(s)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]"
+	}
+	panic(fmt.Sprintf("config: cannot format %T", ptr))
+}
+
+func notEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "must not be empty"
+	}
+	return ""
+}
+
+func atLeast(n, least int) string {
+	switch {
+	case n >= least:
+		return ""
+	case least == 0:
+		return fmt.Sprintf("want 0 or more, got %d", n)
+	}
+	return fmt.Sprintf("want at least %d, got %d", least, n)
+}
+
+func nonNegative(d Duration) string {
+	if d < 0 {
+		return fmt.Sprintf("want 0 or more, got %s", d)
+	}
+	return ""
+}
+
+func oneOf(s string, valid []string) string {
+	if slices.Contains(valid, s) {
+		return ""
+	}
+	return fmt.Sprintf("want %s, got %q", orList(valid), s)
+}
+
+func oneOfOrEmpty(s string, valid []string) string {
+	if s == "" {
+		return ""
+	}
+	return oneOf(s, valid)
+}
+
+// checkStrategies accepts the names completion.ParseStrategies accepts.
+func checkStrategies(names []string) string {
+	valid := strategyNames()
+	n := 0
+	for _, name := range names {
+		s := strings.ToLower(strings.TrimSpace(name))
+		if s == "" {
+			continue
+		}
+		if !slices.Contains(valid, s) {
+			return fmt.Sprintf("unknown strategy %q (valid: %s)", name, strings.Join(valid, ", "))
+		}
+		n++
+	}
+	if n == 0 {
+		return "want at least one of " + strings.Join(valid, ", ")
+	}
+	return ""
+}
+
+// orList writes "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

@@ -1,0 +1,242 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// LoadOptions says where Load finds settings.
+type LoadOptions struct {
+	// UserFile is the user's config file (see UserFile); empty for none.
+	// A missing user file is not an error.
+	UserFile string
+	// ProjectFile is the project's ralph.toml, or the file given with
+	// --config; empty for none. A missing project file is not an error
+	// unless ProjectFileRequired is set.
+	ProjectFile string
+	// ProjectFileRequired makes a missing ProjectFile an error: set it when
+	// the user named the file (--config FILE).
+	ProjectFileRequired bool
+	// Environ is the environment, as os.Environ returns it. Later entries
+	// win over earlier ones.
+	Environ []string
+}
+
+// Load layers the settings: Defaults, then the user file, then the project
+// file, then RALPH_* variables of the environment. Each layer overrides only
+// the keys it sets; [agents.NAME] tables merge per agent and per field, and
+// their env tables per variable. Agents are set in files only.
+//
+// Every value is checked where it is read, so errors name the file and line
+// (or the variable) to fix; all problems found are returned together. Flags
+// are applied by the caller afterwards with Config.Set.
+func Load(opts LoadOptions) (Config, error) {
+	c := Defaults()
+	var errs errorList
+	for _, file := range []struct {
+		path     string
+		required bool
+	}{
+		{opts.UserFile, false},
+		{opts.ProjectFile, opts.ProjectFileRequired},
+	} {
+		if file.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(file.path)
+		if errors.Is(err, fs.ErrNotExist) && !file.required {
+			continue
+		}
+		if err != nil {
+			return Config{}, err
+		}
+		errs = append(errs, c.applyFile(file.path, data)...)
+	}
+	errs = append(errs, c.applyEnv(opts.Environ)...)
+	if err := errs.err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// UserFile returns the user's config file: $XDG_CONFIG_HOME/ralph/config.toml,
+// or ~/.config/ralph/config.toml; empty when the environment names no home.
+// A relative XDG_CONFIG_HOME is ignored, as the XDG spec asks.
+func UserFile(environ []string) string {
+	if dir := getenv(environ, "XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "ralph", "config.toml")
+	}
+	if home := getenv(environ, "HOME"); home != "" {
+		return filepath.Join(home, ".config", "ralph", "config.toml")
+	}
+	return ""
+}
+
+// getenv returns the last value of name in environ.
+func getenv(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// applyEnv sets every top-level key whose RALPH_ variable is set and not
+// empty (an empty variable counts as unset, as shells make it easy to
+// leave one behind).
+func (c *Config) applyEnv(environ []string) errorList {
+	var errs errorList
+	for _, f := range fields() {
+		name := envName(f.key)
+		v := getenv(environ, name)
+		if v == "" {
+			continue
+		}
+		if problem := setField(c, f, v); problem != "" {
+			errs.add(&Error{Var: name, Key: f.key, Msg: problem})
+		}
+	}
+	return errs
+}
+
+// applyFile decodes one TOML file onto c, key by key. On any problem c is
+// left unchanged and the problems are returned.
+//
+// The document is read twice: go-toml decodes it (syntax errors, and
+// unknown keys with DisallowUnknownFields, both with positions), and an
+// index of every key it sets (tomlindex.go) gives what the decoder cannot:
+// which keys are present, so that absent ones do not reset lower layers,
+// the line of each, and the TOML type of each value, for exact type errors.
+func (c *Config) applyFile(name string, data []byte) errorList {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	entries, indexErr := indexKeys(data)
+
+	var file Config
+	decodeErr := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&file)
+
+	var errs errorList
+	if indexErr == nil {
+		errs = checkTypes(name, entries)
+	}
+	var strict *toml.StrictMissingError
+	var decode *toml.DecodeError
+	switch {
+	case errors.As(decodeErr, &strict):
+		for _, e := range strict.Errors {
+			line, _ := e.Position()
+			key := e.Key()
+			valid := keyNames()
+			if len(key) == 3 && key[0] == "agents" {
+				valid = agentFieldNames()
+			}
+			errs.add(&Error{File: name, Line: line, Key: dotted(key), Msg: unknownKey(dotted(key), valid)})
+		}
+	case errors.As(decodeErr, &decode) && len(errs) == 0:
+		// A syntax error, or a problem the type check does not know of
+		// (a key defined twice, a table redefined).
+		line, _ := decode.Position()
+		errs.add(&Error{File: name, Line: line, Key: dotted(decode.Key()), Msg: strings.TrimPrefix(decode.Error(), "toml: ")})
+	case decodeErr != nil && len(errs) == 0:
+		errs.add(&Error{File: name, Msg: strings.TrimPrefix(decodeErr.Error(), "toml: ")})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+
+	// Values of the right type can still be out of range.
+	for _, en := range entries {
+		if len(en.path) == 1 {
+			if f, ok := lookupField(en.path[0]); ok && f.check != nil {
+				if problem := f.check(&file); problem != "" {
+					errs.add(&Error{File: name, Line: en.line, Key: f.key, Msg: f.key + ": " + problem})
+				}
+			}
+		}
+		if len(en.path) == 3 && en.path[0] == "agents" && en.path[2] == "output" {
+			if problem := oneOfOrEmpty(file.Agents[en.path[1]].Output, outputNames()); problem != "" {
+				key := dotted(en.path)
+				errs.add(&Error{File: name, Line: en.line, Key: key, Msg: key + ": " + problem})
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+
+	present := map[string]bool{}
+	for _, en := range entries {
+		present[pathKey(en.path)] = true
+	}
+	for _, f := range fields() {
+		if present[pathKey([]string{f.key})] {
+			copyValue(f.ptr(c), f.ptr(&file))
+		}
+	}
+	c.mergeAgents(file.Agents, func(agent, field string) bool {
+		return present[pathKey([]string{"agents", agent, field})]
+	})
+	return nil
+}
+
+// mergeAgents merges the agents of one file onto c: per agent, the fields
+// the file sets, and the env table per variable.
+func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, field string) bool) {
+	if len(agents) == 0 {
+		return
+	}
+	merged := make(map[string]AgentConfig, len(c.Agents)+len(agents))
+	for name, a := range c.Agents {
+		merged[name] = a
+	}
+	for name, in := range agents {
+		a := merged[name]
+		if set(name, "command") {
+			a.Command = in.Command
+		}
+		if set(name, "args") {
+			a.Args = in.Args
+		}
+		if set(name, "extra-args") {
+			a.ExtraArgs = in.ExtraArgs
+		}
+		if set(name, "output") {
+			a.Output = in.Output
+		}
+		if len(in.Env) > 0 {
+			env := make(map[string]string, len(a.Env)+len(in.Env))
+			for k, v := range a.Env {
+				env[k] = v
+			}
+			for k, v := range in.Env {
+				env[k] = v
+			}
+			a.Env = env
+		}
+		merged[name] = a
+	}
+	c.Agents = merged
+}
+
+// agentFieldNames are the keys of an [agents.NAME] table.
+func agentFieldNames() []string { return []string{"command", "args", "extra-args", "env", "output"} }
+
+// dotted writes a key path as TOML would, quoting parts that need it.
+func dotted(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = p
+		if p == "" || strings.ContainsFunc(p, func(r rune) bool {
+			return !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			parts[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
+		}
+	}
+	return strings.Join(parts, ".")
+}

@@ -1,0 +1,192 @@
+// Command bench is ralph's whole-process benchmark: it builds ralph and the
+// fake agent, runs real loops, and prints the figures that go in
+// BENCHMARKS.md.
+//
+//   - overhead: a 50-task plan with an agent that answers at once; ralph's
+//     time per iteration outside the agent process (wall time minus the
+//     agent durations history records), without git.
+//   - stream: one task whose agent streams 200 MB, including one 20 MB
+//     line; ralph's peak RSS and CPU time.
+//
+// Usage: go run ./tools/bench [-runs 5] [-tasks 50] [-stream-mb 200]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	runs := flag.Int("runs", 5, "repetitions of each scenario")
+	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
+	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
+	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
+	flag.Parse()
+	if err := run(*runs, *tasks, *streamMB, *lineMB); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(runs, tasks, streamMB, lineMB int) error {
+	tmp, err := os.MkdirTemp("", "ralph-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bin")
+	if err := build(bin); err != nil {
+		return err
+	}
+	fmt.Printf("machine: %s/%s, %d CPUs, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+
+	var per []float64
+	var agentMS []float64
+	for i := range runs {
+		dir := filepath.Join(tmp, fmt.Sprintf("overhead-%d", i))
+		o, a, err := overhead(bin, dir, tasks)
+		if err != nil {
+			return err
+		}
+		per = append(per, o)
+		agentMS = append(agentMS, a)
+	}
+	fmt.Printf("overhead: %d tasks, %d runs, --no-commit, agent answers at once\n", tasks, runs)
+	fmt.Printf("  ralph overhead per iteration (excluding the agent process): median %.2f ms, min %.2f ms, max %.2f ms\n",
+		median(per), slices.Min(per), slices.Max(per))
+	fmt.Printf("  agent process per iteration (spawn to exit, as history records): median %.2f ms\n\n", median(agentMS))
+
+	var rss, cpu, wall []float64
+	for i := range runs {
+		dir := filepath.Join(tmp, fmt.Sprintf("stream-%d", i))
+		r, c, w, err := stream(bin, dir, streamMB, lineMB)
+		if err != nil {
+			return err
+		}
+		rss, cpu, wall = append(rss, r), append(cpu, c), append(wall, w)
+	}
+	fmt.Printf("stream: agent writes %d MB including one %d MB line, %d runs\n", streamMB, lineMB, runs)
+	fmt.Printf("  ralph peak RSS: median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
+	fmt.Printf("  ralph CPU (user+sys): median %.2f s; wall: median %.2f s\n", median(cpu), median(wall))
+	return nil
+}
+
+// build compiles ralph and the fake agent, which goes on PATH as claude so
+// the real Claude adapter is what reads it.
+func build(bin string) error {
+	for _, b := range [][2]string{{"ralph", "./cmd/ralph"}, {"claude", "./internal/fakeagent/cmd/fakeagent"}} {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b[0]), b[1])
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", b[0], err)
+		}
+	}
+	return nil
+}
+
+func project(dir, scenario string, tasks int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var stories []string
+	for i := 1; i <= tasks; i++ {
+		stories = append(stories, fmt.Sprintf(`    {"id": "T-%03d", "title": "Task %d", "priority": %d, "passes": false}`, i, i, i))
+	}
+	prd := "{\n  \"userStories\": [\n" + strings.Join(stories, ",\n") + "\n  ]\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "prd.json"), []byte(prd), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "scenario"), []byte(scenario), 0o644)
+}
+
+// ralph runs one loop and returns its wall time and resource usage.
+func ralph(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, error) {
+	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, nil, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
+	}
+	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
+}
+
+func overhead(bin, dir string, tasks int) (perIterMS, agentPerIterMS float64, err error) {
+	if err := project(dir, "final <promise>TASK_DONE</promise>\n", tasks); err != nil {
+		return 0, 0, err
+	}
+	wall, _, err := ralph(bin, dir, "-n", fmt.Sprint(tasks+1))
+	if err != nil {
+		return 0, 0, err
+	}
+	var agentTotal time.Duration
+	n := 0
+	f, err := os.Open(filepath.Join(dir, ".ralph", "history.jsonl"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec struct {
+			DurationMS int64     `json:"duration_ms"`
+			Outcome    string    `json:"outcome"`
+			StartedAt  time.Time `json:"started_at"`
+			EndedAt    time.Time `json:"ended_at"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return 0, 0, err
+		}
+		if rec.Outcome != "task_done" {
+			return 0, 0, fmt.Errorf("iteration outcome %s, want task_done", rec.Outcome)
+		}
+		agentTotal += rec.EndedAt.Sub(rec.StartedAt)
+		n++
+	}
+	if n != tasks {
+		return 0, 0, fmt.Errorf("%d iterations, want %d", n, tasks)
+	}
+	return ms(wall-agentTotal) / float64(n), ms(agentTotal) / float64(n), nil
+}
+
+func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, err error) {
+	scenario := fmt.Sprintf("say starting\nstream %d\nbigline %d\nstream %d\nfinal <promise>TASK_DONE</promise>\n",
+		(streamMB-lineMB)/2<<20, lineMB<<20, (streamMB-lineMB)/2<<20)
+	if err := project(dir, scenario, 1); err != nil {
+		return 0, 0, 0, err
+	}
+	wall, ru, err := ralph(bin, dir, "--idle-timeout", "5m")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	// Maxrss is in KiB on Linux; it covers ralph only, not its children.
+	return float64(ru.Maxrss) / 1024, cpu.Seconds(), wall.Seconds(), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
