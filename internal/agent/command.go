@@ -109,7 +109,9 @@ func (d *textDecoder) Finish() Result {
 	if len(t) > maxTextTail {
 		t = utf8Start(t[len(t)-maxTextTail:])
 	}
-	var r Result
+	// Raw output may echo the prompt, markers and all: RawText tells
+	// completion detection to remove it.
+	r := Result{RawText: true}
 	r.FinalText = strings.TrimRight(string(t), "\n")
 	if r.FinalText != "" {
 		r.Messages = []string{r.FinalText}

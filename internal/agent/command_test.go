@@ -86,7 +86,7 @@ func TestTextDecoder(t *testing.T) {
 	}
 	got, events := decode(t, a.NewDecoder(), []byte("working\r\n\ndone <promise>TASK_DONE</promise>\n"))
 	final := "working\n\ndone <promise>TASK_DONE</promise>"
-	if diff := cmp.Diff(Result{FinalText: final, Messages: []string{final}}, got); diff != "" {
+	if diff := cmp.Diff(Result{FinalText: final, Messages: []string{final}, RawText: true}, got); diff != "" {
 		t.Errorf("Result (-want +got):\n%s", diff)
 	}
 	wantEvents := []Event{
@@ -101,7 +101,7 @@ func TestTextDecoder(t *testing.T) {
 	// A long output keeps its end, where the marker is.
 	long := strings.Repeat("filler line\n", 100000) + "<promise>COMPLETE</promise>\n"
 	got, _ = decode(t, a.NewDecoder(), []byte(long))
-	if len(got.FinalText) > maxTextTail || !strings.HasSuffix(got.FinalText, "\n<promise>COMPLETE</promise>") {
+	if len(got.FinalText) > maxTextTail || !got.RawText || !strings.HasSuffix(got.FinalText, "\n<promise>COMPLETE</promise>") {
 		t.Errorf("FinalText is %d bytes ending %q", len(got.FinalText), got.FinalText[len(got.FinalText)-30:])
 	}
 }

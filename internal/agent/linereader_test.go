@@ -158,11 +158,13 @@ func TestLineReaderHugeLine(t *testing.T) {
 
 // hugeLine is a Claude tool result line of about n bytes, with escapes.
 func hugeLine(n int) []byte {
+	var block bytes.Buffer
+	for i := 0; block.Len() < 4096; i++ {
+		fmt.Fprintf(&block, `line %d\n \"quoted\" \u00e9 tab\t end\\ `, i)
+	}
 	var b bytes.Buffer
 	b.WriteString(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"`)
-	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, `line %d\n \"quoted\" \u00e9 tab\t end\\ `, i)
-	}
+	b.Write(bytes.Repeat(block.Bytes(), n/block.Len()+1))
 	b.WriteString(`"}]},"session_id":"s"}` + "\n")
 	return b.Bytes()
 }

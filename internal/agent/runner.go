@@ -32,6 +32,8 @@ const (
 // req.Grace, SIGKILL to the group. Whatever is left of the group when the
 // agent exits is killed too, so no orphan outlives the run.
 //
+// The agent's environment is req.Env (os.Environ() when nil) with the
+// invocation's EnvSet on top; its executable is looked up on that PATH.
 // The error is non-nil only when the agent could not be started; a missing
 // executable matches exec.ErrNotFound. Everything the agent did wrong is in
 // the Result. A process killed by a signal has ExitCode 128+signal, as in a

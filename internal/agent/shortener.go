@@ -29,14 +29,14 @@ type shortener struct {
 
 	// The current string literal.
 	inStr   bool
-	esc     int  // 0 plain, -1 after '\', n > 0: n hex digits of \uXXXX left
-	keep    bool // the string is written (not inside a skipped element)
-	cap     int
-	head    int
-	tailLen int
+	esc     int    // 0 plain, -1 after '\', n > 0: n hex digits of \uXXXX left
+	keep    bool   // the string is written (not inside a skipped element)
+	limit   int    // strings longer than this are shortened...
+	headMax int    // ...to at most headMax bytes of head
+	tailMax int    // and tailMax bytes of tail
 	strLen  int64  // content bytes so far
-	strBuf  []byte // content while it is at most cap bytes
-	long    bool   // content passed cap: head written, tail in ring
+	strBuf  []byte // content while it is at most limit bytes
+	long    bool   // content passed limit: head written, tail in ring
 	headLen int
 	tail    ring
 	scratch []byte
@@ -186,9 +186,9 @@ func (s *shortener) startString(keep bool) {
 	s.inStr, s.esc, s.keep = true, 0, keep
 	s.strLen, s.strBuf, s.long = 0, s.strBuf[:0], false
 	if len(s.out) > s.lim.budget {
-		s.cap, s.head, s.tailLen = s.lim.smallCap, s.lim.smallHead, s.lim.smallTail
+		s.limit, s.headMax, s.tailMax = s.lim.smallCap, s.lim.smallHead, s.lim.smallTail
 	} else {
-		s.cap, s.head, s.tailLen = s.lim.strCap, s.lim.strHead, s.lim.strTail
+		s.limit, s.headMax, s.tailMax = s.lim.strCap, s.lim.strHead, s.lim.strTail
 	}
 	if keep {
 		s.out = append(s.out, '"')
@@ -239,18 +239,18 @@ func (s *shortener) content(b []byte) {
 		_, _ = s.tail.Write(b)
 		return
 	}
-	if len(s.strBuf)+len(b) <= s.cap {
+	if len(s.strBuf)+len(b) <= s.limit {
 		s.strBuf = append(s.strBuf, b...)
 		return
 	}
 	// Too long: write the head now, keep only the tail from here on.
-	n := s.cap - len(s.strBuf)
+	n := s.limit - len(s.strBuf)
 	s.strBuf = append(s.strBuf, b[:n]...)
-	s.headLen = headCut(s.strBuf, s.head)
+	s.headLen = headCut(s.strBuf, s.headMax)
 	s.out = append(s.out, s.strBuf[:s.headLen]...)
 	s.long = true
 	// Five bytes more than the tail: the context tailStart needs.
-	s.tail.reset(s.tailLen + 5)
+	s.tail.reset(s.tailMax + 5)
 	_, _ = s.tail.Write(s.strBuf[s.headLen:])
 	_, _ = s.tail.Write(b[n:])
 }

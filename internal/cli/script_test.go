@@ -3,8 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"

@@ -100,6 +100,20 @@ func validNames() string {
 //
 // The prompt is removed from the input first (see Input.Prompt), so an agent
 // that echoes its instructions does not complete by quoting them.
+//
+// What each strategy accepts:
+//   - promise-tag: <promise>MARKER</promise> in the final message, outside
+//     inline code and fenced blocks; with several markers the last one
+//     wins, as the agent's latest word.
+//   - relaxed-tag: the tag anywhere, also in code; the "promise: MARKER"
+//     form at the start of a line or after punctuation, marker in capitals;
+//     and the newest assistant message holding a marker when the final one
+//     has none.
+//   - heuristic: exit code 0 and an unhedged completion phrase ("all tasks
+//     are complete", "the task is done") in the last three lines; TASK_DONE
+//     only.
+//
+// A TASK_FAILED match carries the reason the agent gave after it.
 func Detect(in Input, order []Strategy) Match {
 	if len(order) == 0 {
 		order = DefaultStrategies()

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // writeFile writes a config file in a temp dir and returns its path.
@@ -233,6 +236,14 @@ func TestFileErrors(t *testing.T) {
 			`ralph.toml:1: unknown key "zzz"`},
 		{"unknown agent key", "[agents.codex]\ncomand = \"x\"\n",
 			`ralph.toml:2: unknown key "agents.codex.comand" (did you mean "command"?)`},
+		{"key in capitals", "MODEL = \"x\"\n",
+			`ralph.toml:1: unknown key "MODEL" (did you mean "model"?)`},
+		{"key in capitals with a type error", "Timeout = 5\n",
+			`ralph.toml:1: unknown key "Timeout" (did you mean "timeout"?)`},
+		{"agents in capitals", "[Agents.codex]\ncommand = \"x\"\n",
+			`ralph.toml:1: unknown key "Agents" (did you mean "agents"?)`},
+		{"agent key in capitals", "[agents.codex]\nCommand = \"x\"\n",
+			`ralph.toml:2: unknown key "agents.codex.Command" (did you mean "command"?)`},
 		{"several unknown keys", "modle = \"x\"\n\nparralel = 2\n",
 			"ralph.toml:1: unknown key \"modle\" (did you mean \"model\"?)\n" +
 				"ralph.toml:3: unknown key \"parralel\" (did you mean \"parallel\"?)"},
@@ -576,7 +587,7 @@ func TestKeysCoverConfig(t *testing.T) {
 		"no-commit":      {Key: "no-commit", Env: "RALPH_NO_COMMIT", Type: "bool", Default: "false"},
 		"budget":         {Key: "budget", Env: "RALPH_BUDGET", Type: "number", Default: "0"},
 		"agent":          {Key: "agent", Env: "RALPH_AGENT", Type: "string", Default: `"claude"`},
-		"agents":         {Key: "agents", Type: "table"},
+		"agents":         {Key: "agents", Type: "table", Default: "{}"},
 	}
 	for key, w := range want {
 		got := byKey[key]
@@ -589,9 +600,7 @@ func TestKeysCoverConfig(t *testing.T) {
 	// The defaults, written as a file, load back to the defaults.
 	var doc strings.Builder
 	for _, k := range Keys() {
-		if k.Default != "" {
-			doc.WriteString(k.Key + " = " + k.Default + "\n")
-		}
+		doc.WriteString(k.Key + " = " + k.Default + "\n")
 	}
 	c := Config{}
 	if err := c.applyFile("defaults.toml", []byte(doc.String())).err(); err != nil {
@@ -631,25 +640,36 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("completion = [1, \"a\"]\nbudget = nan\ntimeout = 5\n"))
 	f.Add([]byte("x = = \n'unterminated"))
 	f.Add([]byte("\uFEFFagent.x.y = 1979-05-27T07:32:00Z\n"))
+	f.Add([]byte("MODEL = 'x'\n[Agents.A]\nCommand = 'y'\n[agents.b.Env]\nK = 'v'\n"))
+	// Load reads the project file with os.ReadFile and hands the bytes to
+	// applyFile; the fuzzer calls applyFile directly to stay in memory.
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "ralph.toml")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := Load(LoadOptions{ProjectFile: path})
-		if err != nil {
-			// Every problem is located in the file.
-			for _, line := range strings.Split(err.Error(), "\n") {
-				if !strings.HasPrefix(line, path+":") {
-					t.Fatalf("error line %q does not name the file", line)
+		c := Defaults()
+		errs := c.applyFile("ralph.toml", data)
+		if err := errs.err(); err != nil {
+			// Every problem is located in the file, and nothing was applied.
+			for _, e := range errs {
+				if e.File != "ralph.toml" || e.Line < 0 {
+					t.Fatalf("error %+v does not name the file", e)
 				}
+			}
+			if diff := cmp.Diff(Defaults(), c); diff != "" {
+				t.Fatalf("config changed despite %v:\n%s", err, diff)
 			}
 			return
 		}
 		// What loads is valid.
 		if err := c.Validate(); err != nil {
 			t.Fatalf("loaded config is invalid: %v\n%q", err, data)
+		}
+		// And it is what go-toml decodes onto the defaults: no key the
+		// decoder understands is dropped.
+		want := Defaults()
+		if err := toml.Unmarshal(bytes.TrimPrefix(data, []byte("\uFEFF")), &want); err != nil {
+			t.Fatalf("go-toml rejects what Load accepts: %v\n%q", err, data)
+		}
+		if diff := cmp.Diff(want, c, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("Load differs from go-toml (-toml +load):\n%s\n%q", diff, data)
 		}
 	})
 }

@@ -132,9 +132,10 @@ func Keys() []KeyDoc {
 		})
 	}
 	return append(docs, KeyDoc{
-		Key:  "agents",
-		Type: "table",
-		Doc:  "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output (file only)",
+		Key:     "agents",
+		Type:    "table",
+		Default: "{}",
+		Doc:     "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output (file only)",
 	})
 }
 

@@ -145,6 +145,9 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 		errs.add(&Error{File: name, Line: line, Key: dotted(decode.Key()), Msg: strings.TrimPrefix(decode.Error(), "toml: ")})
 	case decodeErr != nil && len(errs) == 0:
 		errs.add(&Error{File: name, Msg: strings.TrimPrefix(decodeErr.Error(), "toml: ")})
+	case indexErr != nil && len(errs) == 0:
+		// Not expected: the decoder and the index use the same parser.
+		errs.add(&Error{File: name, Msg: strings.TrimPrefix(indexErr.Error(), "toml: ")})
 	}
 	if len(errs) > 0 {
 		return errs

@@ -111,6 +111,18 @@ func checkTypes(file string, entries []entry) errorList {
 	var errs errorList
 	reported := map[string]bool{}
 	for _, en := range entries {
+		if n := miscased(en.path); n > 0 && !reportedAt(reported, en.path[:n]) {
+			// go-toml matches field names regardless of case; TOML and
+			// ralph do not, and such a key would be silently dropped.
+			reported[pathKey(en.path[:n])] = true
+			key := dotted(en.path[:n])
+			valid := keyNames()
+			if n == 3 {
+				valid = agentFieldNames()
+			}
+			errs.add(&Error{File: file, Line: en.line, Key: key, Msg: unknownKey(key, valid)})
+			continue
+		}
 		t, depth, known := schemaType(en.path)
 		if !known || reportedAt(reported, en.path[:depth]) {
 			continue
@@ -134,6 +146,21 @@ func checkTypes(file string, entries []entry) errorList {
 		}
 	}
 	return errs
+}
+
+// miscased returns how many parts of path lead to a part that names a key
+// of the schema in the wrong case (MODEL, [Agents.x], Command), or 0.
+func miscased(path []string) int {
+	wrongCase := func(name string, valid []string) bool {
+		return !slices.Contains(valid, name) && slices.ContainsFunc(valid, func(v string) bool { return strings.EqualFold(v, name) })
+	}
+	switch {
+	case wrongCase(path[0], keyNames()):
+		return 1
+	case path[0] == "agents" && len(path) >= 3 && wrongCase(path[2], agentFieldNames()):
+		return 3
+	}
+	return 0
 }
 
 // reportedAt says whether path or a key above it was reported: one wrong

@@ -47,10 +47,16 @@ func ReadProgress(path string, maxBytes int) (patterns, recent string, err error
 	if err != nil {
 		return "", "", fmt.Errorf("read progress: %w", err)
 	}
+	patterns, recent = progress(string(data), maxBytes)
+	return patterns, recent, nil
+}
+
+// progress is ReadProgress on the file's text.
+func progress(text string, maxBytes int) (patterns, recent string) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultProgressBytes
 	}
-	p, entries := parseProgress(string(data))
+	p, entries := parseProgress(text)
 
 	pCap := maxBytes
 	if len(entries) > 0 {
@@ -82,7 +88,7 @@ func ReadProgress(path string, maxBytes int) (patterns, recent string, err error
 	for i, j := 0, len(picked)-1; i < j; i, j = i+1, j-1 {
 		picked[i], picked[j] = picked[j], picked[i]
 	}
-	return patterns, strings.Join(picked, sep), nil
+	return patterns, strings.Join(picked, sep)
 }
 
 // parseProgress splits a progress log into the Codebase Patterns body and

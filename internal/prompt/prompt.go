@@ -21,10 +21,11 @@ const (
 	// DefaultProgressFile is the progress log when Data.ProgressFile is
 	// empty.
 	DefaultProgressFile = "progress.txt"
-	// MaxAttemptOutput bounds each Attempt.Output (its tail is kept) and
-	// MaxAttemptError each Attempt.Error, whatever the caller passes.
+	// MaxAttemptOutput bounds each Attempt.Output, whatever the caller
+	// passes; its tail is kept, where the failure usually shows.
 	MaxAttemptOutput = 4 << 10
-	MaxAttemptError  = 1 << 10
+	// MaxAttemptError bounds each Attempt.Error; its beginning is kept.
+	MaxAttemptError = 1 << 10
 )
 
 // trimmed marks where text was cut.

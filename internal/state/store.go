@@ -154,6 +154,9 @@ func jsonError(path string, data []byte, err error) error {
 		return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
 	case errors.As(err, &typ):
 		line, col := position(data, typ.Offset)
+		if typ.Field == "" {
+			return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+		}
 		return fmt.Errorf("%s:%d:%d: %s: %w", path, line, col, typ.Field, err)
 	}
 	return fmt.Errorf("%s: %w", path, err)

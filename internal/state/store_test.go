@@ -55,7 +55,7 @@ func TestNewRunID(t *testing.T) {
 	if len(seen) < 95 {
 		t.Errorf("100 run ids of the same second: only %d distinct", len(seen))
 	}
-	if !(NewRunID(now) < NewRunID(now.Add(time.Second))) {
+	if NewRunID(now) >= NewRunID(now.Add(time.Second)) {
 		t.Error("run ids do not sort by time")
 	}
 }
@@ -125,6 +125,7 @@ func TestLoadStateCorrupt(t *testing.T) {
 	}{
 		{"syntax", "{\n  \"run_id\": \"x\",\n  \"status\": oops\n}\n", `state.json:3:14: invalid character 'o'`},
 		{"type", "{\n  \"iteration\": \"seven\"\n}\n", `state.json:2:23: iteration: json: cannot unmarshal`},
+		{"not an object", "[1, 2]\n", `state.json:1:2: json: cannot unmarshal array`},
 		{"truncated", "{\n  \"run_id\": \"x\",", `state.json:2:17: unexpected end of JSON input`},
 	}
 	for _, tt := range tests {

@@ -20,7 +20,6 @@ import (
 // ErrNotRepo is returned by Open outside a git repository.
 var ErrNotRepo = errors.New("not a git repository")
 
-
 // Git is a git working tree.
 type Git struct {
 	// Root is the top of the working tree.
