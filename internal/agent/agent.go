@@ -128,6 +128,9 @@ type Request struct {
 	IdleTimeout time.Duration
 	// Grace is how long the group has between SIGTERM and SIGKILL.
 	Grace time.Duration
+	// OnStart, when set, is told the process group id once the agent has
+	// started (the CLI kills the group at once on a second Ctrl-C).
+	OnStart func(pgid int)
 }
 
 // Invocation is the exact process an adapter wants started.

@@ -95,6 +95,9 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 		errR.Close()
 		return Result{}, fmt.Errorf("start %s agent %q: %w", a.Name(), inv.Argv[0], err)
 	}
+	if req.OnStart != nil {
+		req.OnStart(cmd.Process.Pid)
+	}
 
 	var last atomic.Int64 // when output was last seen, as time since start
 	emit := sink.Emit

@@ -15,6 +15,8 @@ type runAgent struct {
 }
 
 func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	req.OnStart = func(pgid int) { a.f.agentGroup.Store(int64(pgid)) }
+	defer a.f.agentGroup.Store(0)
 	return agent.Run(ctx, a.Adapter, req, sink)
 }
 

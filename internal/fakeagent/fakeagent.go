@@ -293,16 +293,21 @@ func (a *agentRun) bigLine(n int) {
 	a.w.WriteByte('\n')
 }
 
-// stream writes about n bytes of ordinary assistant lines.
+// stream writes about n bytes of ordinary assistant lines: one line,
+// encoded once, written again and again.
 func (a *agentRun) stream(n int) {
 	text := strings.Repeat("streaming output ", 50)
-	for written := 0; written < n; {
-		before := a.w.Buffered()
-		a.say(text)
-		written += a.w.Buffered() - before
-		if a.w.Buffered() < before { // flushed in between
-			written += len(text) + 200
-		}
+	a.last = text
+	line := []byte(text + "\n")
+	if a.format == "claude" {
+		b, _ := json.Marshal(map[string]any{"type": "assistant", "session_id": a.session, "message": map[string]any{
+			"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}},
+			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10},
+		}})
+		line = append(b, '\n')
+	}
+	for written := 0; written < n; written += len(line) {
+		a.w.Write(line)
 	}
 }
 
