@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"errors"
 	"io"
 )
 
@@ -123,7 +124,7 @@ func (lr *lineReader) Next() ([]byte, error) {
 		default:
 			lr.buf = append(lr.buf, chunk...)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil {

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 )
 
@@ -55,3 +57,7 @@ func New(name string, opts Options) (Adapter, error) {
 	}
 	return nil, fmt.Errorf("unknown agent %q: want one of %s", name, strings.Join(Names(), ", "))
 }
+
+// IsNotFound reports whether err says the agent's executable is not
+// installed (or not on PATH).
+func IsNotFound(err error) bool { return errors.Is(err, exec.ErrNotFound) }

@@ -279,8 +279,9 @@ func redactEnv(kv string) string {
 
 func shellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		safe := r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		return !safe
 	}) < 0 {
 		return s
 	}

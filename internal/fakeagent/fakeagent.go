@@ -304,7 +304,7 @@ func (a *agentRun) stream(n int) {
 			"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}},
 			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10},
 		}})
-		line = append(b, '\n')
+		line = append(b, '\n') //nolint:gocritic // b is ours to extend
 	}
 	for written := 0; written < n; written += len(line) {
 		a.w.Write(line)

@@ -2,10 +2,8 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -135,7 +133,7 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 	switch {
 	case runErr != nil:
 		msg := runErr.Error()
-		if errors.Is(runErr, exec.ErrNotFound) {
+		if agent.IsNotFound(runErr) {
 			msg += " (is the agent installed and on PATH? `ralph doctor` checks)"
 		}
 		return set(OutcomeFatalError, msg)

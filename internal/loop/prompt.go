@@ -41,11 +41,10 @@ func (r *runner) noteAttempt(id string, a attemptNote) {
 	if len(a.Error) > maxAttemptOutput {
 		a.Error = tail(a.Error, maxAttemptOutput)
 	}
-	notes := append(r.attempts[id], a)
-	if len(notes) > maxAttemptNotes {
-		notes = notes[len(notes)-maxAttemptNotes:]
+	r.attempts[id] = append(r.attempts[id], a)
+	if notes := r.attempts[id]; len(notes) > maxAttemptNotes {
+		r.attempts[id] = notes[len(notes)-maxAttemptNotes:]
 	}
-	r.attempts[id] = notes
 }
 
 // renderPrompt renders the prompt for t.

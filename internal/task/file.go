@@ -205,7 +205,7 @@ func (f *File) write(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
-	defer pf.Cleanup()
+	defer func() { _ = pf.Cleanup() }() // a no-op once the file is replaced
 	if _, err := pf.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
