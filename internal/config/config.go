@@ -34,7 +34,23 @@ type Config struct {
 	Grace         Duration               `toml:"grace"`
 	Stuck         int                    `toml:"stuck-threshold"`
 	Agents        map[string]AgentConfig `toml:"agents"`
+	// MaxTokens is a token budget for agents that report no cost: no
+	// iteration starts once the run has used this many tokens (0: none).
+	MaxTokens int `toml:"max-tokens"`
+	// Gates are the quality checks a task must pass before it is accepted.
+	Gates Gates `toml:"gates"`
 }
+
+// Gates is the [gates] section: shell commands run in the project after a
+// task-done claim, before the task is marked done or committed.
+type Gates struct {
+	Commands []string `toml:"commands"`
+	Timeout  Duration `toml:"timeout"`
+}
+
+// sections are the tables whose keys are written "section.key" in the
+// schema (gates.commands); the agents table has its own rules.
+func sections() []string { return []string{"gates"} }
 
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
@@ -97,5 +113,6 @@ func Defaults() Config {
 		Parallel:      1,
 		Grace:         Duration(5 * time.Second),
 		Stuck:         5,
+		Gates:         Gates{Timeout: Duration(10 * time.Minute)},
 	}
 }

@@ -54,6 +54,9 @@ var layerValues = map[string][3]string{
 	"parallel":        {"2", "3", "4"},
 	"grace":           {"10s", "20s", "30s"},
 	"stuck-threshold": {"7", "8", "9"},
+	"max-tokens":      {"1000", "2000", "3000"},
+	"gates.commands":  {"make test", "go test ./...,go vet ./...", "make check"},
+	"gates.timeout":   {"1m", "2m", "3m"},
 }
 
 // tomlLine writes key = value in TOML, from the environment form.
@@ -562,8 +565,18 @@ func TestKeysCoverConfig(t *testing.T) {
 	var tags []string
 	typ := reflect.TypeFor[Config]()
 	for i := range typ.NumField() {
-		tags = append(tags, typ.Field(i).Tag.Get("toml"))
+		f := typ.Field(i)
+		tag := f.Tag.Get("toml")
+		if f.Type.Kind() != reflect.Struct {
+			tags = append(tags, tag)
+			continue
+		}
+		// A section: its keys are written section.key.
+		for j := range f.Type.NumField() {
+			tags = append(tags, tag+"."+f.Type.Field(j).Tag.Get("toml"))
+		}
 	}
+	slices.Sort(tags)
 	var keys []string
 	for _, k := range Keys() {
 		keys = append(keys, k.Key)
@@ -571,6 +584,7 @@ func TestKeysCoverConfig(t *testing.T) {
 			t.Errorf("key %q: missing doc or type: %+v", k.Key, k)
 		}
 	}
+	slices.Sort(keys)
 	if diff := cmp.Diff(tags, keys); diff != "" {
 		t.Errorf("Keys() does not match Config's toml tags (-tags +keys):\n%s", diff)
 	}

@@ -91,6 +91,14 @@ func fields() []field {
 		{key: "stuck-threshold", ptr: func(c *Config) any { return &c.Stuck },
 			doc:   "stop after this many iterations in a row without progress; 0: never",
 			check: func(c *Config) string { return atLeast(c.Stuck, 0) }},
+		{key: "max-tokens", ptr: func(c *Config) any { return &c.MaxTokens },
+			doc:   "token budget for the run, for agents that report no cost; 0: none",
+			check: func(c *Config) string { return atLeast(c.MaxTokens, 0) }},
+		{key: "gates.commands", ptr: func(c *Config) any { return &c.Gates.Commands },
+			doc: "[gates] shell commands a task must pass before it is accepted, e.g. [\"go test ./...\"]"},
+		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
+			doc:   "[gates] time limit of each gate command",
+			check: func(c *Config) string { return nonNegative(c.Gates.Timeout) }},
 	}
 }
 
@@ -109,13 +117,13 @@ func keyNames() []string {
 	for _, f := range fields() {
 		names = append(names, f.key)
 	}
-	return append(names, "agents")
+	return append(append(names, "agents"), sections()...)
 }
 
 // envName is the environment variable of a key: max-iterations is
 // RALPH_MAX_ITERATIONS.
 func envName(key string) string {
-	return "RALPH_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+	return "RALPH_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(key))
 }
 
 // Keys documents every top-level key, in a stable order, agents last.
@@ -300,7 +308,10 @@ func copyValue(dst, src any) {
 	case *Duration:
 		*d = *src.(*Duration)
 	case *[]string:
-		*d = slices.Clone(*src.(*[]string))
+		*d = nil // an empty list is no list: [] in a file equals the default
+		if s := *src.(*[]string); len(s) > 0 {
+			*d = slices.Clone(s)
+		}
 	default:
 		panic(fmt.Sprintf("config: cannot copy %T", dst))
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -155,8 +156,8 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 
 	// Values of the right type can still be out of range.
 	for _, en := range entries {
-		if len(en.path) == 1 {
-			if f, ok := lookupField(en.path[0]); ok && f.check != nil {
+		if len(en.path) == 1 || len(en.path) == 2 && slices.Contains(sections(), en.path[0]) {
+			if f, ok := lookupField(dotted(en.path)); ok && f.check != nil {
 				if problem := f.check(&file); problem != "" {
 					errs.add(&Error{File: name, Line: en.line, Key: f.key, Msg: f.key + ": " + problem})
 				}
@@ -178,7 +179,7 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 		present[pathKey(en.path)] = true
 	}
 	for _, f := range fields() {
-		if present[pathKey([]string{f.key})] {
+		if present[pathKey(strings.Split(f.key, "."))] {
 			copyValue(f.ptr(c), f.ptr(&file))
 		}
 	}

@@ -178,6 +178,16 @@ func reportedAt(reported map[string]bool, path []string) bool {
 // of path it covers: fewer than len(path) when path goes below a value.
 // known is false for keys the schema does not have.
 func schemaType(path []string) (t valueType, depth int, known bool) {
+	if slices.Contains(sections(), path[0]) {
+		if len(path) == 1 {
+			return typeTable, 1, true
+		}
+		f, ok := lookupField(path[0] + "." + path[1])
+		if !ok {
+			return 0, 0, false
+		}
+		return typeOf(f.ptr(&Config{})), 2, true
+	}
 	if path[0] != "agents" {
 		f, ok := lookupField(path[0])
 		if !ok {

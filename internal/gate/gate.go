@@ -1,0 +1,120 @@
+// Package gate runs the quality checks a task must pass before ralph
+// accepts it: the project's `[gates] commands` and a task's own validation
+// commands, each through the shell in the project directory.
+//
+// It owns nothing but running commands and keeping a bounded tail of what
+// they printed; deciding what a failure means is the loop's business.
+package gate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// maxOutput bounds what is kept of a command's output: the tail, where
+// test runners print their verdict.
+const maxOutput = 8 << 10
+
+// Runner runs gate commands in a directory.
+type Runner struct {
+	Dir string
+	// Commands run for every task, in order; the first failure stops.
+	Commands []string
+	// TaskCommands returns a task's own validation commands, if its plan
+	// format has them.
+	TaskCommands func(taskID string) []string
+	Timeout      time.Duration
+	Env          []string
+}
+
+// Result is what one command did.
+type Result struct {
+	Command  string
+	ExitCode int
+	Output   string
+	Duration time.Duration
+}
+
+// Run runs the gate commands for a task. ok is false when a command failed;
+// the returned output names the failing command and holds the tail of its
+// output. err is for commands that could not be run at all.
+func (r *Runner) Run(ctx context.Context, taskID string) (ok bool, output string, err error) {
+	cmds := append([]string(nil), r.Commands...)
+	if r.TaskCommands != nil {
+		cmds = append(cmds, r.TaskCommands(taskID)...)
+	}
+	var passed []string
+	for _, c := range cmds {
+		res, err := r.run(ctx, c)
+		if err != nil {
+			return false, "", err
+		}
+		if res.ExitCode != 0 {
+			return false, fmt.Sprintf("gate failed: `%s` exited %d after %s\n%s", c, res.ExitCode,
+				res.Duration.Round(time.Millisecond), res.Output), nil
+		}
+		passed = append(passed, c)
+	}
+	return true, "gates passed: " + strings.Join(passed, "; "), nil
+}
+
+func (r *Runner) run(ctx context.Context, command string) (Result, error) {
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = r.Dir
+	cmd.Env = r.Env
+	// Its own group, so a timeout takes the test runner's children too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	out := &tailBuffer{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{Command: command, Output: out.String(), Duration: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.ExitCode = -1
+		res.Output += fmt.Sprintf("\n(timed out after %s)", r.Timeout)
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+	case err != nil:
+		return res, fmt.Errorf("gate %q: %w", command, err)
+	}
+	return res, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.dropped += over
+		t.buf.Next(over)
+	}
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	if t.dropped > 0 {
+		return fmt.Sprintf("…[%d bytes elided]…\n%s", t.dropped, t.buf.String())
+	}
+	return t.buf.String()
+}
