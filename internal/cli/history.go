@@ -3,18 +3,21 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
 type historyOptions struct {
-	f    *Factory
-	JSON bool
-	Last int
+	f      *Factory
+	JSON   bool
+	Last   int
+	ByTask bool
 }
 
 func newCmdHistory(f *Factory, runF func(*historyOptions) error) *cobra.Command {
@@ -32,6 +35,7 @@ func newCmdHistory(f *Factory, runF func(*historyOptions) error) *cobra.Command 
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history records, one JSON object per line")
 	cmd.Flags().IntVarP(&opts.Last, "last", "n", 0, "only the last `N` iterations")
+	cmd.Flags().BoolVar(&opts.ByTask, "by-task", false, "one receipt per task: iterations, attempts, time, tokens, cost")
 	return cmd
 }
 
@@ -52,6 +56,9 @@ func runHistory(opts *historyOptions) error {
 		recs = recs[len(recs)-opts.Last:]
 	}
 	w := opts.f.IO.Out
+	if opts.ByTask {
+		return printReceipts(w, receipts(recs), opts.JSON)
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(w)
 		for _, r := range recs {
@@ -87,4 +94,71 @@ func truncate(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// receipt is what one task cost over every iteration that ran it.
+type receipt struct {
+	TaskID           string  `json:"task_id"`
+	Iterations       int     `json:"iterations"`
+	Attempts         int     `json:"attempts"`
+	LastOutcome      string  `json:"last_outcome"`
+	DurationMS       int64   `json:"duration_ms"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+// receipts adds up history per task, in the order tasks first ran.
+func receipts(recs []state.Record) []receipt {
+	var out []receipt
+	index := map[string]int{}
+	for _, r := range recs {
+		i, ok := index[r.TaskID]
+		if !ok {
+			i = len(out)
+			index[r.TaskID] = i
+			out = append(out, receipt{TaskID: r.TaskID})
+		}
+		t := &out[i]
+		t.Iterations++
+		if loop.CountsAsAttempt(r.Outcome) {
+			t.Attempts++
+		}
+		t.LastOutcome = r.Outcome
+		t.DurationMS += r.DurationMS
+		t.InputTokens += r.InputTokens
+		t.OutputTokens += r.OutputTokens
+		t.CacheReadTokens += r.CacheReadTokens
+		t.CacheWriteTokens += r.CacheWriteTokens
+		t.CostUSD += r.CostUSD
+	}
+	return out
+}
+
+func printReceipts(w io.Writer, rs []receipt, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tITERATIONS\tATTEMPTS\tLAST OUTCOME\tTIME\tIN\tOUT\tCACHE R/W\tCOST")
+	var total receipt
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
+			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
+			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD)
+		total.Iterations += r.Iterations
+		total.DurationMS += r.DurationMS
+		total.CostUSD += r.CostUSD
+	}
+	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\n", len(rs), total.Iterations,
+		(time.Duration(total.DurationMS) * time.Millisecond).Round(time.Millisecond), total.CostUSD)
+	return tw.Flush()
 }

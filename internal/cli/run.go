@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -82,6 +83,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.Duration("max-wait", d.MaxWait.D(), "longest wait for a usage limit to reset")
 	fl.Duration("delay", d.Delay.D(), "pause between iterations")
 	fl.Float64("budget", 0, "stop before an iteration once this many `USD` are spent (0: none)")
+	fl.Int("max-tokens", 0, "stop before an iteration once this many tokens are used, for agents that report no cost (0: none)")
 	fl.String("ownership", d.Ownership, "who marks tasks done: runner or agent")
 	fl.String("completion", strings.Join(d.Completion, ","), "completion strategies in order: promise-tag,relaxed-tag,heuristic")
 	fl.Bool("no-commit", false, "do not commit after accepted tasks")
@@ -94,9 +96,11 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 }
 
 // configFlags are the run flags that are also config keys.
-var configFlags = []string{
-	"agent", "model", "prompt", "max-iterations", "max-attempts", "timeout", "idle-timeout",
-	"max-wait", "delay", "budget", "ownership", "completion", "no-commit", "parallel",
+func configFlags() []string {
+	return []string{
+		"agent", "model", "prompt", "max-iterations", "max-attempts", "timeout", "idle-timeout",
+		"max-wait", "delay", "budget", "max-tokens", "ownership", "completion", "no-commit", "parallel",
+	}
 }
 
 // runConfig layers the changed flags over the config files and environment.
@@ -105,13 +109,18 @@ func runConfig(opts *runOptions, dir string) (config.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	for _, name := range configFlags {
+	for _, name := range configFlags() {
 		fl := opts.flags.Lookup(name)
 		if fl == nil || !fl.Changed {
 			continue
 		}
 		if err := cfg.Set(name, fl.Value.String()); err != nil {
-			return cfg, usageError(fmt.Errorf("--%s: %w", name, err))
+			// The config error names the key; on the command line it is a flag.
+			msg := err.Error()
+			if rest, ok := strings.CutPrefix(msg, name+": "); ok {
+				msg = rest
+			}
+			return cfg, usageError(fmt.Errorf("--%s: %s", name, msg))
 		}
 	}
 	if opts.Plan != "" {
@@ -164,6 +173,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
+	if len(cfg.Gates.Commands) > 0 {
+		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(), Env: opts.f.Environ()}}
+	}
 	if g, err := vcs.Open(ctx, dir, nil); err == nil {
 		deps.Repo = g
 	}
@@ -174,11 +186,18 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil && !errors.Is(err, loop.ErrInterrupted) {
 		// The renderer showed the run's end; the exit code carries the rest.
 		var ee *ExitError
-		if !errors.As(err, &ee) && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrFatal)) {
+		if !errors.As(err, &ee) && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
 			return &ExitError{Code: exitCode(err), Err: fmt.Errorf("%w: %w", errSilent, err)}
 		}
 	}
 	return err
+}
+
+// gates adapts the gate runner to the loop's Gate.
+type gates struct{ r *gate.Runner }
+
+func (g gates) Check(ctx context.Context, t task.Task) (bool, string, error) {
+	return g.r.Run(ctx, t.ID)
 }
 
 // chooseRenderer picks JSON, plain lines, or (later) the TUI.
@@ -217,7 +236,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
 		Strategies: strategies, Commit: !cfg.NoCommit, StuckThreshold: cfg.Stuck,
-		Env: f.Environ(), PID: os.Getpid(),
+		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens),
 	}
 	if cfg.Prompt != "" {
 		path := cfg.Prompt

@@ -23,6 +23,7 @@
 //	usage IN OUT [CR CW]     token usage of the result
 //	cost USD                 cost of the result
 //	error STATUS TEXT        end with is_error and api_error_status STATUS
+//	limit SECONDS            a rejected rate_limit_event resetting in SECONDS, then a 429 usage-limit result
 //	final TEXT               the final result text (default: the last say)
 //	noresult                 end without a result line
 //	exit N                   exit code (default 0)
@@ -221,6 +222,15 @@ func (a *agentRun) do(verb, rest string) error {
 		code, text, _ := strings.Cut(rest, " ")
 		a.errCode, _ = strconv.Atoi(code)
 		a.errText = text
+	case "limit":
+		secs, err := strconv.Atoi(rest)
+		if err != nil {
+			return err
+		}
+		a.emit(map[string]any{"type": "rate_limit_event", "session_id": a.session, "rate_limit_info": map[string]any{
+			"status": "rejected", "rateLimitType": "five_hour", "resetsAt": time.Now().Unix() + int64(secs)}})
+		a.errCode = 429
+		a.errText = "You've hit your limit · resets soon"
 	case "final":
 		a.final = &rest
 	case "noresult":

@@ -18,6 +18,8 @@ type iteration struct {
 	outcome string
 	result  agent.Result
 	errText string
+	// output is a gate's output tail, for the next prompt.
+	output string
 	// progress: files changed or a task was done.
 	progress bool
 }
@@ -110,7 +112,11 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	case OutcomeInterrupted:
 		return it.iteration, ErrInterrupted
 	case OutcomeFatalError:
-		return it.iteration, fmt.Errorf("%w: %s", ErrFatal, it.errText)
+		hint := "fix the agent's setup (`ralph doctor` checks it) and run again"
+		if strings.Contains(it.errText, "ralph doctor") {
+			hint = "then run again"
+		}
+		return it.iteration, fmt.Errorf("%w: %s; %s", ErrFatal, it.errText, hint)
 	}
 	return it.iteration, nil
 }
@@ -163,7 +169,7 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 	}
 	c.match = completion.Detect(in, r.opts.Strategies)
 	if r.opts.Ownership == OwnerAgent {
-		return r.classifyAgentOwned(c, doneBefore)
+		return r.classifyAgentOwned(ctx, c, doneBefore)
 	}
 	return r.classifyRunnerOwned(ctx, c, t)
 }
@@ -204,13 +210,8 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 
 // accept runs the gates and marks t done.
 func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome string) classified {
-	if r.deps.Gate != nil {
-		ok, output, err := r.deps.Gate.Check(ctx, t)
-		if err != nil || !ok {
-			c.outcome = OutcomeGateFailed
-			c.errText = tail(firstNonEmpty(output, fmt.Sprint(err)), 2000)
-			return c
-		}
+	if failed, ok := r.gatesFail(ctx, t, &c); !ok {
+		return failed
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
@@ -221,8 +222,29 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	return c
 }
 
+// gatesFail runs the gates for t; ok is false when they failed, and then
+// c is filled in as gate_failed.
+func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (classified, bool) {
+	if r.deps.Gate == nil {
+		return *c, true
+	}
+	ok, output, err := r.deps.Gate.Check(ctx, t)
+	if err == nil && ok {
+		return *c, true
+	}
+	c.outcome = OutcomeGateFailed
+	c.errText = "quality gates failed"
+	if err != nil {
+		c.errText += ": " + err.Error()
+	} else if first, _, _ := strings.Cut(output, "\n"); first != "" {
+		c.errText = first
+	}
+	c.output = tail(output, maxAttemptOutput)
+	return *c, false
+}
+
 // classifyAgentOwned reads progress from the plan file the agent edits.
-func (r *runner) classifyAgentOwned(c classified, doneBefore map[string]bool) classified {
+func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefore map[string]bool) classified {
 	if _, err := r.deps.Plan.Reload(); err != nil {
 		// The agent broke the plan: put back the last good version.
 		rerr := r.deps.Plan.Restore()
@@ -234,6 +256,20 @@ func (r *runner) classifyAgentOwned(c classified, doneBefore map[string]bool) cl
 	for _, t := range p.Tasks {
 		if t.Status == task.StatusDone && !doneBefore[t.ID] {
 			c.doneIDs = append(c.doneIDs, t.ID)
+		}
+	}
+	if len(c.doneIDs) > 0 {
+		// The agent ticked tasks; they count only once the gates pass.
+		t, _ := p.Task(c.doneIDs[0])
+		if failed, ok := r.gatesFail(ctx, t, &c); !ok {
+			for _, id := range c.doneIDs {
+				if err := r.deps.Plan.SetStatus(id, task.StatusOpen); err != nil {
+					r.warn("could not untick %s: %v", id, err)
+				}
+			}
+			r.warn("unticked %s: the quality gates failed (%s)", strings.Join(c.doneIDs, ", "), failed.errText)
+			failed.doneIDs = nil
+			return failed
 		}
 	}
 	switch {

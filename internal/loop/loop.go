@@ -35,7 +35,10 @@ type Options struct {
 	// MaxWait bounds one wait for a usage limit to reset.
 	MaxWait time.Duration
 	// Budget in USD; 0 means none.
-	Budget     float64
+	Budget float64
+	// MaxTokens is a token budget for agents that report no cost; 0 means
+	// none.
+	MaxTokens  int64
 	Strategies []completion.Strategy
 	// Prompt is the prompt template text, PromptName its file name for
 	// errors ("" for the embedded default).
@@ -60,6 +63,9 @@ type Deps struct {
 	Repo  Repo
 	Gate  Gate
 	Emit  func(Event)
+	// Control, when set, lets the user pause the run and skip tasks
+	// between iterations (control.go).
+	Control Control
 	// Now and Sleep are the clock; tests replace them.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -95,6 +101,8 @@ type runner struct {
 	// consecutive usage-limit waits without a success between them.
 	transient  int
 	limitWaits int
+	// skipped holds the tasks the user set aside for this run (control.go).
+	skipped map[string]bool
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -207,6 +215,9 @@ func (r *runner) iterate(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
+		if err := r.checkpoint(ctx); err != nil {
+			return err
+		}
 		if _, err := r.deps.Plan.Reload(); err != nil {
 			return err
 		}
@@ -214,8 +225,8 @@ func (r *runner) iterate(ctx context.Context) error {
 		if !ok {
 			return r.noneLeft()
 		}
-		if r.opts.Budget > 0 && r.st.Totals.CostUSD >= r.opts.Budget {
-			return fmt.Errorf("%w: budget $%.2f reached (spent $%.4f)", ErrLimit, r.opts.Budget, r.st.Totals.CostUSD)
+		if err := r.checkBudget(); err != nil {
+			return err
 		}
 		if r.opts.MaxIterations > 0 && r.st.Totals.Iterations >= r.opts.MaxIterations {
 			return fmt.Errorf("%w: %d iterations done (--max-iterations)", ErrLimit, r.st.Totals.Iterations)
@@ -232,10 +243,36 @@ func (r *runner) iterate(ctx context.Context) error {
 		}
 		if r.opts.Delay > 0 {
 			if err := r.deps.Sleep(ctx, r.opts.Delay); err != nil {
-				return ErrInterrupted
+				return r.interruptedBetween(t)
 			}
 		}
 	}
+}
+
+// checkBudget stops the run before an iteration would start past the
+// budget in money or, for agents that report no cost, in tokens.
+func (r *runner) checkBudget() error {
+	t := r.st.Totals
+	if r.opts.Budget > 0 && t.CostUSD >= r.opts.Budget {
+		return fmt.Errorf("%w: budget $%.2f reached (spent $%.4f over %d iterations)", ErrLimit, r.opts.Budget, t.CostUSD, t.Iterations)
+	}
+	if used := t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens; r.opts.MaxTokens > 0 && used >= r.opts.MaxTokens {
+		return fmt.Errorf("%w: token budget %d reached (used %d over %d iterations)", ErrLimit, r.opts.MaxTokens, used, t.Iterations)
+	}
+	return nil
+}
+
+// interruptedBetween records an interrupt that came while no agent ran (a
+// wait or the delay), so the last history line says how the run ended.
+func (r *runner) interruptedBetween(t task.Task) error {
+	now := r.deps.Now()
+	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Agent: r.deps.Agent.Name(),
+		Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: OutcomeInterrupted,
+		Error: "interrupted while waiting; no agent was running"}
+	if err := r.deps.Store.AppendHistory(rec); err != nil {
+		return err
+	}
+	return ErrInterrupted
 }
 
 // afterOnce ends a --once run: success when the one iteration finished
@@ -254,7 +291,7 @@ func (r *runner) afterOnce(it iteration) error {
 // says have failed.
 func (r *runner) next() (task.Task, bool) {
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
-		return r.st.Tasks[t.ID].Failed
+		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID]
 	})
 }
 
@@ -263,6 +300,9 @@ func (r *runner) noneLeft() error {
 	p := r.deps.Plan.Plan()
 	if p.Open() == 0 {
 		return nil
+	}
+	if err := r.skippedLeft(p); err != nil {
+		return err
 	}
 	var failed, blocked []string
 	for _, t := range p.Tasks {

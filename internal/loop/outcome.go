@@ -22,10 +22,10 @@ const (
 	OutcomeInterrupted    = "interrupted"
 )
 
-// countsAsAttempt says whether an outcome uses up one of the task's
+// CountsAsAttempt says whether an outcome uses up one of the task's
 // attempts. Waiting out a limit or a transient error is not the task's
 // fault, so those do not count.
-func countsAsAttempt(outcome string) bool {
+func CountsAsAttempt(outcome string) bool {
 	switch outcome {
 	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout:
 		return true

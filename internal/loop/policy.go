@@ -46,7 +46,7 @@ func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 	}
 	r.transient = 0
 	r.limitWaits = 0
-	if countsAsAttempt(it.outcome) {
+	if CountsAsAttempt(it.outcome) {
 		if err := r.countAttempt(t, it); err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func (r *runner) countAttempt(t task.Task, it iteration) error {
 	ts := r.st.Tasks[t.ID]
 	ts.Attempts++
 	ts.LastError = it.errText
-	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: it.outcome, Error: it.errText})
+	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: it.outcome, Error: it.errText, Output: it.output})
 	if ts.Attempts >= r.opts.MaxAttempts {
 		ts.Failed = true
 		r.st.Totals.TasksFailed++
@@ -122,7 +122,9 @@ func (r *runner) waitForLimit(ctx context.Context, it iteration) error {
 	if until.IsZero() || !until.After(now) {
 		until = now.Add(backoff(limitBase, limitCap, r.limitWaits))
 	}
-	until = until.Add(r.deps.Jitter(limitJitter))
+	// Jitter in proportion to the wait: seconds after a long wait, a
+	// fraction of a second after a short one.
+	until = until.Add(r.deps.Jitter(min(limitJitter, until.Sub(now)/10)))
 	if r.opts.MaxWait > 0 && until.Sub(now) > r.opts.MaxWait {
 		return fmt.Errorf("%w: usage limit resets at %s, %s away, beyond --max-wait %s (%s)",
 			ErrLimit, until.Format(time.RFC3339), until.Sub(now).Round(time.Second), r.opts.MaxWait, it.errText)
@@ -139,7 +141,7 @@ func (r *runner) wait(ctx context.Context, until time.Time, why string) error {
 	}
 	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Until: &until, Message: why})
 	if err := r.deps.Sleep(ctx, until.Sub(r.deps.Now())); err != nil {
-		return ErrInterrupted
+		return r.interruptedBetween(task.Task{ID: r.st.CurrentTask})
 	}
 	r.st.Status = state.StatusRunning
 	r.st.WaitingUntil = nil

@@ -30,7 +30,7 @@ func (r *runner) loadAttempts() error {
 		return err
 	}
 	for _, rec := range recs {
-		if countsAsAttempt(rec.Outcome) {
+		if CountsAsAttempt(rec.Outcome) {
 			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: rec.Outcome, Error: rec.Error})
 		}
 	}

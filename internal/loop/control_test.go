@@ -1,0 +1,118 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+)
+
+// runSteered runs the fixture with a Steering; each agent invocation first
+// calls during(n, s), as a user pressing keys while the agent works.
+func (f *fixture) runSteered(ctx context.Context, s *Steering, during func(n int, s *Steering)) ([]EventKind, error) {
+	var kinds []EventKind
+	f.agent.before = func(n int) { during(n, s) }
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Now: f.clock.Now, Sleep: f.clock.Sleep,
+		Jitter:  func(time.Duration) time.Duration { return 0 },
+		Control: s,
+		Emit: func(e Event) {
+			switch e.Kind {
+			case EventPaused, EventResumed, EventTaskSkipped:
+				kinds = append(kinds, e.Kind)
+			}
+		}}
+	return kinds, Run(ctx, f.opts, deps)
+}
+
+func TestSkipSetsTheTaskAsideAfterItsIteration(t *testing.T) {
+	t.Parallel()
+	noMarker := agent.Result{FinalText: "still working"}
+	f := newFixture(t, []string{"A", "B"}, noMarker, done())
+	kinds, err := f.runSteered(context.Background(), NewSteering(), func(n int, s *Steering) {
+		if n == 1 {
+			s.Skip("A")
+		}
+	})
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("err = %v, want ErrLimit (a skipped task is left open)", err)
+	}
+	if diff := cmp.Diff([]string{"A:no_marker", "B:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]EventKind{EventTaskSkipped}, kinds); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestSkipOfADoneTaskIsIgnored(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	kinds, err := f.runSteered(context.Background(), NewSteering(), func(n int, s *Steering) {
+		if n == 1 {
+			s.Skip("A")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) != 0 {
+		t.Errorf("events = %v, want none", kinds)
+	}
+}
+
+func TestPauseHoldsTheLoopUntilResumed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	s := NewSteering()
+	resumed := make(chan struct{})
+	kinds, err := f.runSteered(context.Background(), s, func(n int, s *Steering) {
+		switch n {
+		case 1:
+			if !s.TogglePause() {
+				t.Error("TogglePause() = false, want paused")
+			}
+			// The user resumes a little later, while the loop waits.
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				close(resumed)
+				s.TogglePause()
+			}()
+		case 2:
+			select {
+			case <-resumed:
+			default:
+				t.Error("the second iteration started while paused")
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]EventKind{EventPaused, EventResumed}, kinds); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"A:task_done", "B:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+func TestInterruptWhilePausedEndsTheRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := f.runSteered(ctx, NewSteering(), func(n int, s *Steering) {
+		s.TogglePause()
+		time.AfterFunc(10*time.Millisecond, cancel)
+	})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	if f.agent.calls != 1 {
+		t.Errorf("agent ran %d times, want 1", f.agent.calls)
+	}
+}
