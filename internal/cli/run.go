@@ -179,7 +179,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if g, err := vcs.Open(ctx, dir, nil); err == nil {
 		deps.Repo = g
 	}
-	render := chooseRenderer(opts)
+	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	render := ui.Tee{chooseRenderer(opts), ui.NewLog(logger)}
 	deps.Emit = render.Handle
 	err = loop.Run(ctx, lopts, deps)
 	render.Close(err)

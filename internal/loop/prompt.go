@@ -76,6 +76,10 @@ func (r *runner) renderPrompt(t task.Task) (string, error) {
 	if r.opts.Prompt == "" {
 		return prompt.Render(prompt.DefaultName(r.opts.Ownership), prompt.Default(r.opts.Ownership), d)
 	}
+	if r.opts.Ownership == OwnerRunner {
+		// The runner names the task; a user's plain prompt file cannot.
+		return prompt.WithTaskSection(r.opts.PromptName, r.opts.Prompt, d)
+	}
 	return prompt.RenderFile(r.opts.PromptName, r.opts.Prompt, d)
 }
 
