@@ -76,8 +76,9 @@ func run(runs, tasks, streamMB, lineMB int) error {
 		rss, cpu, wall = append(rss, r), append(cpu, c), append(wall, w)
 	}
 	fmt.Printf("stream: agent writes %d MB including one %d MB line, %d runs\n", streamMB, lineMB, runs)
-	fmt.Printf("  ralph peak RSS: median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
-	fmt.Printf("  ralph CPU (user+sys): median %.2f s; wall: median %.2f s\n", median(cpu), median(wall))
+	fmt.Printf("  ralph peak RSS (VmHWM, ralph alone): median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
+	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s (%.0f MB/s); wall: median %.2f s\n",
+		median(cpu), float64(streamMB)/median(cpu), median(wall))
 	return nil
 }
 
@@ -110,8 +111,57 @@ func project(dir, scenario string, tasks int) error {
 	return os.WriteFile(filepath.Join(dir, "scenario"), []byte(scenario), 0o644)
 }
 
+// self is ralph's own resource use, read from /proc while it runs: the
+// rusage of a reaped child also counts the agents it reaped.
+type self struct {
+	peakRSSKiB int64
+	cpu        time.Duration
+}
+
+// sample polls /proc/PID until the process is gone and keeps the last
+// reading: VmHWM is the peak RSS so far, utime+stime its CPU so far.
+func sample(pid int, done <-chan struct{}) self {
+	var s self
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					var kib int64
+					fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
+					s.peakRSSKiB = max(s.peakRSSKiB, kib)
+				}
+			}
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			// Fields after the command name: state is 3rd, utime 14th, stime 15th.
+			if i := strings.LastIndexByte(string(b), ')'); i > 0 {
+				f := strings.Fields(string(b)[i+2:])
+				if len(f) > 12 {
+					var ut, st int64
+					fmt.Sscanf(f[11], "%d", &ut)
+					fmt.Sscanf(f[12], "%d", &st)
+					s.cpu = time.Duration(ut+st) * (time.Second / 100) // USER_HZ
+				}
+			}
+		}
+		select {
+		case <-done:
+			return s
+		case <-tick.C:
+		}
+	}
+}
+
 // ralph runs one loop and returns its wall time and resource usage.
 func ralph(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, error) {
+	wall, ru, _, err := ralphSampled(bin, dir, args...)
+	return wall, ru, err
+}
+
+// ralphSampled runs one loop, sampling ralph's own peak RSS and CPU.
+func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, self, error) {
 	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
@@ -119,12 +169,20 @@ func ralph(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, err
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		return 0, nil, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
+	if err := cmd.Start(); err != nil {
+		return 0, nil, self{}, err
 	}
-	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
+	done := make(chan struct{})
+	sampled := make(chan self)
+	go func() { sampled <- sample(cmd.Process.Pid, done) }()
+	err := cmd.Wait()
+	wall := time.Since(start)
+	close(done)
+	s := <-sampled
+	if err != nil {
+		return 0, nil, s, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
+	}
+	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), s, nil
 }
 
 func overhead(bin, dir string, tasks int) (perIterMS, agentPerIterMS float64, err error) {
@@ -171,13 +229,11 @@ func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, 
 	if err := project(dir, scenario, 1); err != nil {
 		return 0, 0, 0, err
 	}
-	wall, ru, err := ralph(bin, dir, "--idle-timeout", "5m")
+	wall, _, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	// Maxrss is in KiB on Linux; it covers ralph only, not its children.
-	return float64(ru.Maxrss) / 1024, cpu.Seconds(), wall.Seconds(), nil
+	return float64(s.peakRSSKiB) / 1024, s.cpu.Seconds(), wall.Seconds(), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
