@@ -131,6 +131,12 @@ type Request struct {
 	// OnStart, when set, is told the process group id once the agent has
 	// started (the CLI kills the group at once on a second Ctrl-C).
 	OnStart func(pgid int)
+	// ScratchDir is a private directory for files the agent writes for
+	// its adapter (Copilot's --usage-output-file). Run creates one when it
+	// is empty and removes it after FinishRun; it is empty only when an
+	// invocation is built without running it (--dry-run), where adapters
+	// show a placeholder.
+	ScratchDir string
 }
 
 // Invocation is the exact process an adapter wants started.
@@ -163,6 +169,21 @@ type Adapter interface {
 	Invocation(req Request) (Invocation, error)
 	// NewDecoder returns a fresh decoder for one run.
 	NewDecoder() Decoder
+}
+
+// Finisher is implemented by adapters that complete a Result once the agent
+// has exited, from what only then is known: the exit code, stderr, files
+// the agent wrote (Copilot's usage file), the clock. Run calls FinishRun
+// once, after the decoder's Finish and after filling the runner's fields
+// (ExitCode, Stderr, TimedOut, IdleTimedOut, Interrupted, Duration); req is
+// the request the invocation was built from, ScratchDir set. FinishRun may
+// change any field; it must not block.
+//
+// Every built-in adapter implements it to classify errors its decoder
+// could not classify from structured fields (see classify.go) and to read
+// reset times from error text (see resettime.go).
+type Finisher interface {
+	FinishRun(req Request, res *Result)
 }
 
 // Sink receives what a run produces: raw bytes for the transcript, as they

@@ -8,10 +8,13 @@ import (
 )
 
 // claude is the Claude Code adapter.
-type claude struct{ opts Options }
+type claude struct{ base }
 
 // NewClaude returns the adapter for Claude Code.
-func NewClaude(opts Options) (Adapter, error) { return claude{opts: opts}, nil }
+func NewClaude(opts Options) (Adapter, error) {
+	b, err := newBase("claude", opts)
+	return claude{b}, err
+}
 
 func (claude) Name() string { return "claude" }
 
@@ -40,8 +43,7 @@ func (c claude) Invocation(req Request) (Invocation, error) {
 		// unless it is told it runs in a sandbox.
 		env = append(env, "IS_SANDBOX=1")
 	}
-	env = append(env, envList(c.opts.Env)...)
-	return Invocation{Argv: argv, EnvSet: env, Prompt: PromptStdin, Stdin: req.Prompt}, nil
+	return Invocation{Argv: argv, EnvSet: c.env(env...), Prompt: PromptStdin, Stdin: req.Prompt}, nil
 }
 
 func (claude) NewDecoder() Decoder { return newClaudeDecoder() }

@@ -372,6 +372,7 @@ func FuzzDecodeClaude(f *testing.F) {
 	for _, name := range []string{
 		"claude-stream-sample.jsonl", "claude-stream-sample-2.1.329.jsonl",
 		"claude-stream-partial-sample.jsonl", "claude-stream-429-sample.jsonl",
+		"qwen-stream-json-sample.jsonl", // Qwen Code and Amp print Claude's shape
 	} {
 		data := readFixture(f, name)
 		f.Add(data)

@@ -147,6 +147,20 @@ func (d *claudeDecoder) Line(line []byte, emit func(Event)) {
 	// counted twice.
 }
 
+// errorMessage reads an error field that is a string or an object with a
+// message.
+func errorMessage(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(raw, &obj)
+	return obj.Message
+}
+
 func retryText(l claudeLine) string {
 	var why string
 	_ = json.Unmarshal(l.Error, &why)
@@ -297,6 +311,9 @@ func (d *claudeDecoder) result(l claudeLine, emit func(Event)) {
 			r.ErrorText = *l.Result
 		case len(l.Errors) > 0:
 			r.ErrorText = strings.Join(l.Errors, "; ")
+		case errorMessage(l.Error) != "":
+			// Qwen Code: "error": {"message": ...}; Amp: "error": "...".
+			r.ErrorText = errorMessage(l.Error)
 		default:
 			r.ErrorText = cmp.Or(l.Subtype, "error")
 		}
@@ -349,21 +366,15 @@ func classifyClaude(status int, text string, rejected bool) ErrorKind {
 	return ErrorOther
 }
 
-func mentionsUsageLimit(text string) bool {
-	t := strings.ToLower(text)
-	return strings.Contains(t, "hit your limit") || strings.Contains(t, "usage limit") ||
-		strings.Contains(t, "out of extra usage")
-}
-
 var (
 	// "API Error: 500 {...}", "API Error: Request rejected (429) · ..."
-	statusRE = regexp.MustCompile(`API Error: (?:(\d{3})\b|[^\n(]*\((\d{3})\))`)
+	claudeStatusRE = regexp.MustCompile(`API Error: (?:(\d{3})\b|[^\n(]*\((\d{3})\))`)
 	// "Claude AI usage limit reached|1712345678" (older Claude Code).
 	resetRE = regexp.MustCompile(`usage limit reached\|(\d{9,11})`)
 )
 
 func statusInText(text string) int {
-	m := statusRE.FindStringSubmatch(text)
+	m := claudeStatusRE.FindStringSubmatch(text)
 	if m == nil {
 		return 0
 	}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // command runs any program as the agent.
 type command struct {
-	opts       Options
-	newDecoder func() Decoder
+	base
+	newDecoder func(now func() time.Time) Decoder
 }
 
 // NewCommand returns the adapter for an arbitrary program: opts.Command is
@@ -27,7 +28,11 @@ func NewCommand(opts Options) (Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	return command{opts: opts, newDecoder: dec}, nil
+	b, err := newBase("command", opts)
+	if err != nil {
+		return nil, err
+	}
+	return command{base: b, newDecoder: dec}, nil
 }
 
 func (command) Name() string { return "command" }
@@ -50,31 +55,41 @@ func (c command) Invocation(req Request) (Invocation, error) {
 	for _, a := range args {
 		argv = append(argv, r.Replace(a))
 	}
-	inv := Invocation{Argv: argv, EnvSet: envList(c.opts.Env), Prompt: mode}
+	inv := Invocation{Argv: argv, EnvSet: c.env(), Prompt: mode}
 	if mode == PromptStdin {
 		inv.Stdin = req.Prompt
 	}
 	return inv, nil
 }
 
-func (c command) NewDecoder() Decoder { return c.newDecoder() }
+func (c command) NewDecoder() Decoder { return c.newDecoder(c.now) }
 
-// dialects lists the output formats the command adapter reads. Adding one
-// is one line here.
+// dialect is one output format the command adapter reads.
+type dialectDecoder = func(now func() time.Time) Decoder
+
+// dialects lists the output formats the command adapter reads: plain text
+// and each JSON dialect of the CLIs above (Qwen Code and Amp print
+// claude-stream-json). Adding one is one line here.
 func dialects() []struct {
 	name string
-	new  func() Decoder
+	new  dialectDecoder
 } {
 	return []struct {
 		name string
-		new  func() Decoder
+		new  dialectDecoder
 	}{
-		{"text", func() Decoder { return &textDecoder{} }},
-		{"claude-stream-json", func() Decoder { return newClaudeDecoder() }},
+		{"text", func(func() time.Time) Decoder { return &textDecoder{} }},
+		{"claude-stream-json", func(func() time.Time) Decoder { return newClaudeDecoder() }},
+		{"codex-json", func(now func() time.Time) Decoder { return newCodexDecoder(now) }},
+		{"gemini-stream-json", func(now func() time.Time) Decoder { return newGeminiDecoder(now) }},
+		{"opencode-json", func(now func() time.Time) Decoder { return newOpenCodeDecoder(now) }},
+		{"droid-stream-json", func(now func() time.Time) Decoder { return newDroidDecoder(now) }},
+		{"copilot-json", func(now func() time.Time) Decoder { return newCopilotDecoder(now) }},
+		{"cursor-stream-json", func(func() time.Time) Decoder { return newCursorDecoder() }},
 	}
 }
 
-func dialect(name string) (func() Decoder, error) {
+func dialect(name string) (dialectDecoder, error) {
 	var names []string
 	for _, d := range dialects() {
 		if d.name == name || name == "" && d.name == "text" {

@@ -58,7 +58,7 @@ func TestCommandErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"no command", Options{}, "no command set"},
-		{"unknown output", Options{Command: "x", Output: "xml"}, `unknown output "xml": want one of text, claude-stream-json`},
+		{"unknown output", Options{Command: "x", Output: "xml"}, `unknown output "xml": want one of text, claude-stream-json, codex-json, gemini-stream-json, opencode-json, droid-stream-json, copilot-json, cursor-stream-json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestNew(t *testing.T) {
 		}
 	}
 	_, err := New("clod", Options{})
-	if want := `unknown agent "clod": want one of claude, command`; err == nil || err.Error() != want {
+	if want := `unknown agent "clod": want one of claude, codex, gemini, opencode, droid, copilot, qwen, amp, cursor, kiro, command`; err == nil || err.Error() != want {
 		t.Errorf("New(clod) = %v, want %q", err, want)
 	}
 }

@@ -39,6 +39,14 @@ const (
 // the Result. A process killed by a signal has ExitCode 128+signal, as in a
 // shell (143 for SIGTERM, 137 for SIGKILL).
 func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error) {
+	if req.ScratchDir == "" {
+		dir, err := os.MkdirTemp("", "ralph-agent-")
+		if err != nil {
+			return Result{}, fmt.Errorf("%s agent: scratch directory: %w", a.Name(), err)
+		}
+		defer os.RemoveAll(dir)
+		req.ScratchDir = dir
+	}
 	inv, err := a.Invocation(req)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s agent: %w", a.Name(), err)
@@ -142,11 +150,21 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 	res.TimedOut, res.IdleTimedOut, res.Interrupted = w.timedOut, w.idleTimedOut, w.interrupted
 	res.Duration = time.Since(start)
 	res.Stderr = string(utf8Start(stderr.appendTo(nil)))
+	complete(a, req, &res)
+	return res, nil
+}
+
+// complete finishes a Result once the runner's fields are set: a failed
+// exit without a word from the agent is an error, and a Finisher adapter
+// has the last say.
+func complete(a Adapter, req Request, res *Result) {
 	if !res.IsError && res.ExitCode != 0 && res.FinalText == "" {
 		res.IsError, res.ErrorKind = true, ErrorOther
 		res.ErrorText = cmp.Or(strings.TrimSpace(res.Stderr), fmt.Sprintf("exit status %d", res.ExitCode))
 	}
-	return res, nil
+	if f, ok := a.(Finisher); ok {
+		f.FinishRun(req, res)
+	}
 }
 
 // watch supervises one process group: timeouts, cancellation, the kill.

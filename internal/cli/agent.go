@@ -24,12 +24,13 @@ func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (
 func newAgent(f *Factory, cfg config.Config) (runAgent, error) {
 	ac := cfg.Agents[cfg.Agent]
 	ad, err := agent.New(cfg.Agent, agent.Options{
-		Command:   ac.Command,
-		Args:      ac.Args,
-		ExtraArgs: ac.ExtraArgs,
-		Env:       ac.Env,
-		Output:    ac.Output,
-		Root:      os.Geteuid() == 0,
+		Command:       ac.Command,
+		Args:          ac.Args,
+		ExtraArgs:     ac.ExtraArgs,
+		Env:           ac.Env,
+		Output:        ac.Output,
+		Root:          os.Geteuid() == 0,
+		ErrorPatterns: ac.ErrorPatterns,
 	})
 	if err != nil {
 		return runAgent{}, err

@@ -11,18 +11,21 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
 )
 
 type initOptions struct {
-	f     *Factory
-	Force bool
+	f      *Factory
+	Force  bool
+	Format string
 }
 
 func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
 	opts := &initOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create ralph.toml, a prompt template and an example prd.json",
+		Short: "Create ralph.toml, a prompt template and an example plan",
+		Long:  initLong,
 		Args:  args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
@@ -32,8 +35,23 @@ func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
+	cmd.Flags().StringVar(&opts.Format, "format", "prd", "the plan's `FORMAT`: prd, tasks, progress, checklist, headings or mdjson")
 	return cmd
 }
+
+const initLong = `Create ralph.toml, a prompt template and an example plan in the
+format of the workflow you use:
+
+  prd        prd.json (snarktank/ralph, ralph-tui); the default
+  tasks      ral's files: tasks.json, plan.md (the project's details),
+             activity.md (the agents' log) and prompt.md, which ralph.toml
+             names as the prompt
+  progress   progress.md (rslph, portableralph)
+  checklist  IMPLEMENTATION_PLAN.md, a markdown checklist
+  headings   PLAN.md, "### Task N:" sections (ralphex)
+  mdjson     plan.md with a fenced JSON task list
+
+Existing files are not overwritten without --force.`
 
 const examplePRD = `{
   "project": "example",
@@ -71,10 +89,9 @@ func runInit(opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	files := []struct{ name, body string }{
-		{"ralph.toml", configTemplate()},
-		{promptFileName, prompt.Default("runner")},
-		{"prd.json", examplePRD},
+	files, err := initFiles(opts.Format)
+	if err != nil {
+		return err
 	}
 	if !opts.Force {
 		var exist []string
@@ -99,7 +116,7 @@ func runInit(opts *initOptions) error {
 	} else if changed {
 		fmt.Fprintln(opts.f.IO.Out, "added .ralph/ to .gitignore")
 	}
-	_, err = fmt.Fprintln(opts.f.IO.Out, "next: edit prd.json, then `ralph run --dry-run` to see the first prompt, and `ralph run`")
+	_, err = fmt.Fprintf(opts.f.IO.Out, "next: edit %s, then `ralph run --dry-run` to see the first prompt, and `ralph run`\n", files[len(files)-1].name)
 	return err
 }
 
@@ -116,3 +133,191 @@ func configTemplate() string {
 	b.WriteString("# Per-agent overrides:\n# [agents.claude]\n# extra-args = [\"--max-turns\", \"50\"]\n# env = { CLAUDE_CODE_MAX_OUTPUT_TOKENS = \"32000\" }\n")
 	return b.String()
 }
+
+// initFile is one file `ralph init` writes.
+type initFile struct{ name, body string }
+
+// initFiles are the files `ralph init --format F` writes, the plan last.
+func initFiles(format string) ([]initFile, error) {
+	name, err := task.FormatName(format)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--format: %w", err))
+	}
+	cfg := configTemplate()
+	switch name {
+	case task.FormatPRD:
+		return []initFile{
+			{"ralph.toml", cfg},
+			{promptFileName, prompt.Default("runner")},
+			{"prd.json", examplePRD},
+		}, nil
+	case task.FormatTasksJSON:
+		// ral's scaffold-json: the task list, the project's details, the
+		// agents' log, and a prompt that points at them.
+		tasks, err := task.Encode(name, examplePlan(true))
+		if err != nil {
+			return nil, err
+		}
+		return []initFile{
+			{"ralph.toml", setConfigKey(cfg, "prompt", "prompt.md")},
+			{"prompt.md", ralPrompt},
+			{"plan.md", ralPlanDetails},
+			{"activity.md", ralActivity},
+			{"tasks.json", string(tasks)},
+		}, nil
+	}
+	plan, err := task.Encode(name, examplePlan(name != task.FormatHeadingPlan))
+	if err != nil {
+		return nil, err
+	}
+	file := task.DefaultFile(name)
+	if !discovered(file) {
+		cfg = setConfigKey(cfg, "tasks", file)
+	}
+	return []initFile{
+		{"ralph.toml", cfg},
+		{promptFileName, prompt.Default("runner")},
+		{file, string(plan)},
+	}, nil
+}
+
+// discovered reports whether ralph finds a plan of that name without the
+// tasks key.
+func discovered(name string) bool {
+	switch name {
+	case "prd.json", "tasks.json", "progress.md", "IMPLEMENTATION_PLAN.md", "fix_plan.md":
+		return true
+	}
+	return false
+}
+
+// setConfigKey turns the commented-out default of key in the config
+// template into a setting; without one, the setting goes first.
+func setConfigKey(cfg, key, value string) string {
+	line := fmt.Sprintf("%s = %q", key, value)
+	lines := strings.Split(cfg, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "# "+key+" = ") {
+			lines[i] = line
+			return strings.Join(lines, "\n")
+		}
+	}
+	head, rest, _ := strings.Cut(cfg, "\n\n")
+	return head + "\n\n" + line + "\n\n" + rest
+}
+
+// examplePlan is the greeter example of prd.json in other formats: with
+// ids by position where the format knows tasks by position.
+func examplePlan(positional bool) *task.Plan {
+	id1, id2 := "US-001", "US-002"
+	if positional {
+		id1, id2 = "1", "2"
+	}
+	return &task.Plan{
+		Name:        "example",
+		Description: "An example plan: replace these tasks with your own.",
+		Tasks: []task.Task{
+			{ID: id1, Title: "Add a greeting script", Description: "As a user, I want hello.sh to print a greeting.",
+				Criteria: []string{"hello.sh prints 'hello, world'", "hello.sh is executable"}, Priority: 1, Status: task.StatusOpen, Category: "setup"},
+			{ID: id2, Title: "Greet by name", Description: "As a user, I want hello.sh NAME to greet NAME.",
+				Criteria: []string{"hello.sh Ada prints 'hello, Ada'", "without an argument it still prints 'hello, world'"},
+				Priority: 2, DependsOn: []string{id1}, Status: task.StatusOpen, Category: "feature"},
+		},
+	}
+}
+
+// ralPrompt is prompt.md of the tasks workflow: ral's prompt, as a ralph
+// template that names the one task (ral inserted it at a placeholder).
+const ralPrompt = `@plan.md @activity.md
+
+## Instructions
+
+1. Read activity.md to understand the current state and what was recently accomplished.
+2. Study plan.md for the project's context and details.
+3. Work on exactly ONE task, the one below: complete all its steps. Important: ONLY WORK ON THIS TASK.
+4. Verify the task is working: run the tests and/or the program.
+5. Append a dated entry to activity.md describing what you changed and how you verified it.
+
+IMPORTANT: Do NOT edit tasks.json. ralph marks the task done once it has checked your work.
+
+## Current Task
+
+**Task {{.Task.ID}}: {{.Task.Title}}**
+{{- with .Task.Description}}
+
+{{.}}
+{{- end}}
+{{- with .Task.Criteria}}
+
+**Steps:**
+{{- range .}}
+- {{.}}
+{{- end}}
+{{- end}}
+{{- with .Attempts}}
+
+## Earlier Attempts at This Task
+{{- range .}}
+
+- Iteration {{.Iteration}}: {{.Outcome}}{{with .Error}}: {{.}}{{end}}
+{{- end}}
+{{- end}}
+
+## Activity Log
+
+After completing the task, append a dated progress entry to activity.md describing what you changed, and the result of verifying the task is working.
+
+If any problems or mistakes are discovered, append a dated entry to activity.md describing what happened, and what should be avoided in the future.
+
+Make note of any dependencies that were installed, and why.
+
+## Dependencies
+
+Reduce dependencies when possible. Use only well known dependencies.
+
+## Completion
+
+Output <promise>TASK_DONE</promise> (ral's <promise>success</promise> works too) ONLY when:
+- All steps of the current task are complete
+- The implementation has been tested and verified to work
+- The activity log has been updated
+
+If you cannot finish the task, end your reply with <promise>TASK_FAILED</promise> and a one-line reason.
+`
+
+// ralPlanDetails is plan.md of the tasks workflow: the project's details;
+// the tasks live in tasks.json.
+const ralPlanDetails = `# Project Plan
+
+## Project Overview
+
+[Describe the project: what it is, who it is for, and its constraints. The
+tasks are in tasks.json.]
+
+## Technical Details
+
+[Languages, libraries, layout, and how the project is built and tested.]
+
+## Success Criteria
+
+- [Describe what done looks like for the whole project.]
+`
+
+// ralActivity is activity.md of the tasks workflow: the agents' log.
+const ralActivity = `# Project Build - Activity Log
+
+## Current Status
+**Tasks Completed:** 0
+**Current Task:** Ready to begin
+
+---
+
+## Session Log
+
+Add dated entries here as you complete tasks. Include:
+- Task name and description
+- Changes made
+- Testing and verification results
+- Dependencies installed and why
+- Any problems encountered and lessons learned
+`

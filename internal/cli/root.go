@@ -29,6 +29,8 @@ recorded, each claim checked, each accepted task committed.`,
 		newCmdInit(f, nil),
 		newCmdStatus(f, nil),
 		newCmdHistory(f, nil),
+		newCmdLogs(f, nil),
+		newCmdDemo(f, nil),
 		newCmdVersion(f),
 		newCmdCompletion(f),
 	)

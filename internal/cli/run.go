@@ -18,7 +18,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
-	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
 type runOptions struct {
@@ -87,7 +86,8 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.String("ownership", d.Ownership, "who marks tasks done: runner or agent")
 	fl.String("completion", strings.Join(d.Completion, ","), "completion strategies in order: promise-tag,relaxed-tag,heuristic")
 	fl.Bool("no-commit", false, "do not commit after accepted tasks")
-	fl.Int("parallel", d.Parallel, "tasks to run at once")
+	fl.Int("parallel", d.Parallel, "tasks to run at once, each in its own git worktree")
+	fl.Bool("allow-dirty", false, "start even when the working tree has changes that are not ralph's own")
 	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
@@ -99,7 +99,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 func configFlags() []string {
 	return []string{
 		"agent", "model", "prompt", "max-iterations", "max-attempts", "timeout", "idle-timeout",
-		"max-wait", "delay", "budget", "max-tokens", "ownership", "completion", "no-commit", "parallel",
+		"max-wait", "delay", "budget", "max-tokens", "ownership", "completion", "no-commit", "parallel", "allow-dirty",
 	}
 }
 
@@ -138,9 +138,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Parallel > 1 {
-		return usageError(errors.New("--parallel > 1 is not supported yet"))
-	}
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
 		return err
@@ -168,6 +165,10 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
+	pre, err := prerun(ctx, opts.f, dir, cfg, plan)
+	if err != nil {
+		return err
+	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
 	}
@@ -176,17 +177,21 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if len(cfg.Gates.Commands) > 0 {
 		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(), Env: opts.f.Environ()}}
 	}
-	if g, err := vcs.Open(ctx, dir, nil); err == nil {
-		deps.Repo = g
-	}
+	deps.Repo = pre.repoDep()
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
-	render := ui.Tee{chooseRenderer(opts), ui.NewLog(logger)}
+	// q in the TUI stops the run as Ctrl-C does; p and s steer it.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	steer := loop.NewSteering()
+	deps.Control = steer
+	render := ui.Tee{chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
+		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer}), ui.NewLog(logger)}
 	deps.Emit = render.Handle
-	err = loop.Run(ctx, lopts, deps)
+	err = pre.run(ctx, lopts, deps)
 	render.Close(err)
 	if err != nil && !errors.Is(err, loop.ErrInterrupted) {
 		// The renderer showed the run's end; the exit code carries the rest.
@@ -205,13 +210,9 @@ func (g gates) Check(ctx context.Context, t task.Task) (bool, string, error) {
 	return g.r.Run(ctx, t.ID)
 }
 
-// chooseRenderer picks JSON, plain lines, or (later) the TUI.
-func chooseRenderer(opts *runOptions) ui.Renderer {
-	io := opts.f.IO
-	if opts.JSON {
-		return ui.NewJSON(io.Out)
-	}
-	return ui.NewPlain(io.Out, ui.PlainOptions{Color: io.TTY && os.Getenv("NO_COLOR") == ""})
+// chooseRenderer picks JSON, plain lines, or the TUI on a terminal.
+func chooseRenderer(opts *runOptions, v runView) ui.Renderer {
+	return newRenderer(opts.f, opts.NoTUI, opts.JSON, v)
 }
 
 // openPlan finds and loads the plan.
@@ -240,7 +241,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		MaxIterations: cfg.MaxIterations, MaxAttempts: cfg.MaxAttempts,
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
-		Strategies: strategies, Commit: !cfg.NoCommit, StuckThreshold: cfg.Stuck,
+		Strategies: strategies, Commit: !cfg.NoCommit, CommitTemplate: cfg.CommitTemplate, StuckThreshold: cfg.Stuck,
 		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens),
 	}
 	if cfg.Prompt != "" {

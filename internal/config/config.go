@@ -39,6 +39,12 @@ type Config struct {
 	MaxTokens int `toml:"max-tokens"`
 	// Gates are the quality checks a task must pass before it is accepted.
 	Gates Gates `toml:"gates"`
+	// CommitTemplate is the text/template of a task's commit message,
+	// rendered with the task ({{.ID}}, {{.Title}}, ...).
+	CommitTemplate string `toml:"commit-template"`
+	// AllowDirty lets a run start on a working tree with changes that are
+	// not ralph's own (they end up in its commits).
+	AllowDirty bool `toml:"allow-dirty"`
 }
 
 // Gates is the [gates] section: shell commands run in the project after a
@@ -61,9 +67,13 @@ type AgentConfig struct {
 	Args      []string          `toml:"args"`
 	ExtraArgs []string          `toml:"extra-args"`
 	Env       map[string]string `toml:"env"`
-	// Output is the output dialect of the command agent: "text" or
-	// "claude-stream-json".
+	// Output is the output dialect of the command agent: "text",
+	// "claude-stream-json" or another agent's JSON dialect (outputNames).
 	Output string `toml:"output"`
+	// ErrorPatterns are regular expressions by error kind (usage_limit,
+	// rate_limit, transient, fatal) that classify a failed run from its
+	// stderr or error text when the agent's own output does not.
+	ErrorPatterns map[string][]string `toml:"error-patterns"`
 }
 
 // Duration is a time.Duration written as "90s" or "15m" in TOML and the
@@ -114,5 +124,7 @@ func Defaults() Config {
 		Grace:         Duration(5 * time.Second),
 		Stuck:         5,
 		Gates:         Gates{Timeout: Duration(10 * time.Minute)},
+		// The same as the loop's default (config must not import it).
+		CommitTemplate: "feat: {{.ID}} - {{.Title}}",
 	}
 }

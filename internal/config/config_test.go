@@ -57,6 +57,8 @@ var layerValues = map[string][3]string{
 	"max-tokens":      {"1000", "2000", "3000"},
 	"gates.commands":  {"make test", "go test ./...,go vet ./...", "make check"},
 	"gates.timeout":   {"1m", "2m", "3m"},
+	"commit-template": {"feat: {{.ID}}", "{{.ID}}: {{.Title}}", "chore({{.ID}}): {{.Title}}"},
+	"allow-dirty":     {"true", "false", "true"},
 }
 
 // tomlLine writes key = value in TOML, from the environment form.
@@ -191,10 +193,15 @@ env = { A = "1", B = "1" }
 
 [agents.claude]
 extra-args = ["--x"]
+
+[agents.codex.error-patterns]
+fatal = ["not logged in"]
+usage_limit = ["quota"]
 `)
 	project := writeFile(t, "ralph.toml", `
 [agents.codex]
 extra-args = ["--y"]
+error-patterns.usage_limit = ["plan limit", "credits"]
 
 [agents.codex.env]
 B = "2"
@@ -214,6 +221,10 @@ claude = { output = "claude-stream-json" }
 			Args:      []string{"exec", "--json"},
 			ExtraArgs: []string{"--y"},
 			Env:       map[string]string{"A": "1", "B": "2"},
+			ErrorPatterns: map[string][]string{
+				"fatal":       {"not logged in"},
+				"usage_limit": {"plan limit", "credits"},
+			},
 		},
 		"claude":   {ExtraArgs: []string{"--x"}, Output: "claude-stream-json"},
 		"gemini":   {Command: "g"},
@@ -293,11 +304,17 @@ func TestFileErrors(t *testing.T) {
 		{"empty agent", "agent = \"\"\n",
 			`ralph.toml:1: agent: must not be empty`},
 		{"bad output", "[agents.codex]\noutput = \"json\"\n",
-			`ralph.toml:2: agents.codex.output: want text or claude-stream-json, got "json"`},
+			`ralph.toml:2: agents.codex.output: want text, claude-stream-json, codex-json, gemini-stream-json, opencode-json, droid-stream-json, copilot-json or cursor-stream-json, got "json"`},
 		{"agent output type", "[agents.codex]\noutput = 3\n",
 			`ralph.toml:2: agents.codex.output: want a string, got an integer`},
 		{"agent env type", "[agents]\ncodex.env.KEY = 1\n",
 			`ralph.toml:2: agents.codex.env.KEY: want a string, got an integer`},
+		{"error pattern kind", "[agents.codex.error-patterns]\nslow = [\"x\"]\n",
+			`ralph.toml:2: agents.codex.error-patterns.slow: unknown error kind "slow" (valid: usage_limit, rate_limit, transient, fatal)`},
+		{"error pattern regexp", "[agents.codex.error-patterns]\nfatal = [\"a(\"]\n",
+			"ralph.toml:2: agents.codex.error-patterns.fatal: \"a(\" is not a regular expression: error parsing regexp: missing closing ): `a(`"},
+		{"error pattern type", "[agents.codex]\nerror-patterns.fatal = \"x\"\n",
+			`ralph.toml:2: agents.codex.error-patterns.fatal: want a list of strings, got a string`},
 		{"agent not a table", "agents.codex = \"x\"\n",
 			`ralph.toml:1: agents.codex: want a table, got a string`},
 		{"agents array of tables", "[[agents]]\ncommand = \"x\"\n",
@@ -522,7 +539,11 @@ func TestValidate(t *testing.T) {
 		{"budget", func(c *Config) { c.Budget = -1 }, `budget: want 0 or more, got -1`},
 		{"agent", func(c *Config) { c.Agent = "" }, `agent: must not be empty`},
 		{"output", func(c *Config) { c.Agents = map[string]AgentConfig{"x": {Output: "json"}} },
-			`agents.x.output: want text or claude-stream-json, got "json"`},
+			`agents.x.output: want text, claude-stream-json, codex-json, gemini-stream-json, opencode-json, droid-stream-json, copilot-json or cursor-stream-json, got "json"`},
+		{"error patterns", func(c *Config) {
+			c.Agents = map[string]AgentConfig{"x": {ErrorPatterns: map[string][]string{"fatal": {"ok", "("}, "slow": {"x"}}}}
+		}, "agents.x.error-patterns.fatal: \"(\" is not a regular expression: error parsing regexp: missing closing ): `(`\n" +
+			`agents.x.error-patterns.slow: unknown error kind "slow" (valid: usage_limit, rate_limit, transient, fatal)`},
 		{"several", func(c *Config) { c.Parallel, c.MaxAttempts = 0, 0 },
 			"max-attempts: want at least 1, got 0\nparallel: want at least 1, got 0"},
 	}
@@ -686,4 +707,18 @@ func FuzzLoadConfig(f *testing.F) {
 			t.Fatalf("Load differs from go-toml (-toml +load):\n%s\n%q", diff, data)
 		}
 	})
+}
+
+func TestCommitTemplateChecked(t *testing.T) {
+	t.Parallel()
+	c := Defaults()
+	if err := c.Set("commit-template", "feat: {{.ID"); err == nil || !strings.Contains(err.Error(), "commit-template: ") {
+		t.Errorf("Set(bad template) = %v, want an error naming the key", err)
+	}
+	if err := c.Set("commit-template", " "); err == nil {
+		t.Error("Set(empty template): no error")
+	}
+	if c.CommitTemplate != "feat: {{.ID}} - {{.Title}}" {
+		t.Errorf("a rejected value changed the template to %q", c.CommitTemplate)
+	}
 }

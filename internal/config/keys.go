@@ -3,9 +3,11 @@ package config
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 )
 
@@ -33,8 +35,28 @@ type field struct {
 // must not import it).
 func strategyNames() []string { return []string{"promise-tag", "relaxed-tag", "heuristic"} }
 
-// outputNames are the output dialects of a command agent.
-func outputNames() []string { return []string{"text", "claude-stream-json"} }
+// outputNames are the output dialects of a command agent; they mirror the
+// agent package's dialects (config must not import it).
+func outputNames() []string {
+	return []string{"text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json",
+		"droid-stream-json", "copilot-json", "cursor-stream-json"}
+}
+
+// errorKindNames are the keys of an [agents.NAME.error-patterns] table; they
+// mirror the agent package's error kinds.
+func errorKindNames() []string { return []string{"usage_limit", "rate_limit", "transient", "fatal"} }
+
+// checkErrorPattern returns what is wrong with one pattern of an
+// error-patterns table, without the key.
+func checkErrorPattern(kind, pattern string) string {
+	if !slices.Contains(errorKindNames(), kind) {
+		return fmt.Sprintf("unknown error kind %q (valid: %s)", kind, strings.Join(errorKindNames(), ", "))
+	}
+	if _, err := regexp.Compile(pattern); err != nil {
+		return fmt.Sprintf("%q is not a regular expression: %v", pattern, err)
+	}
+	return ""
+}
 
 // fields is the schema of the top-level keys, in documentation order.
 func fields() []field {
@@ -82,6 +104,11 @@ func fields() []field {
 			check: func(c *Config) string { return checkStrategies(c.Completion) }},
 		{key: "no-commit", ptr: func(c *Config) any { return &c.NoCommit },
 			doc: "do not commit after each accepted task"},
+		{key: "commit-template", ptr: func(c *Config) any { return &c.CommitTemplate },
+			doc:   "message of a task's commit, a Go template over the task: {{.ID}}, {{.Title}}, {{.Description}}",
+			check: func(c *Config) string { return checkTemplate(c.CommitTemplate) }},
+		{key: "allow-dirty", ptr: func(c *Config) any { return &c.AllowDirty },
+			doc: "start even when the working tree has changes that are not ralph's own"},
 		{key: "parallel", ptr: func(c *Config) any { return &c.Parallel },
 			doc:   "tasks run at once, each in its own worktree",
 			check: func(c *Config) string { return atLeast(c.Parallel, 1) }},
@@ -143,7 +170,7 @@ func Keys() []KeyDoc {
 		Key:     "agents",
 		Type:    "table",
 		Default: "{}",
-		Doc:     "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output (file only)",
+		Doc:     "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output, error-patterns (file only)",
 	})
 }
 
@@ -196,6 +223,15 @@ func (c Config) Validate() error {
 		if problem := oneOfOrEmpty(c.Agents[name].Output, outputNames()); problem != "" {
 			key := "agents." + name + ".output"
 			errs.add(&Error{Key: key, Msg: key + ": " + problem})
+		}
+		patterns := c.Agents[name].ErrorPatterns
+		for _, kind := range sortedKeys(patterns) {
+			for _, p := range patterns[kind] {
+				if problem := checkErrorPattern(kind, p); problem != "" {
+					key := "agents." + name + ".error-patterns." + kind
+					errs.add(&Error{Key: key, Msg: key + ": " + problem})
+				}
+			}
 		}
 	}
 	return errs.err()
@@ -404,4 +440,15 @@ func orList(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// checkTemplate returns what is wrong with a commit message template.
+func checkTemplate(text string) string {
+	if strings.TrimSpace(text) == "" {
+		return "must not be empty"
+	}
+	if _, err := template.New("commit").Parse(text); err != nil {
+		return strings.TrimPrefix(err.Error(), "template: ")
+	}
+	return ""
 }

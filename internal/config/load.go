@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,15 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 				errs.add(&Error{File: name, Line: en.line, Key: key, Msg: key + ": " + problem})
 			}
 		}
+		if len(en.path) == 4 && en.path[0] == "agents" && en.path[2] == "error-patterns" {
+			for _, p := range file.Agents[en.path[1]].ErrorPatterns[en.path[3]] {
+				if problem := checkErrorPattern(en.path[3], p); problem != "" {
+					key := dotted(en.path)
+					errs.add(&Error{File: name, Line: en.line, Key: key, Msg: key + ": " + problem})
+					break
+				}
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -190,7 +200,8 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 }
 
 // mergeAgents merges the agents of one file onto c: per agent, the fields
-// the file sets, and the env table per variable.
+// the file sets, the env table per variable and the error-patterns table
+// per kind.
 func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, field string) bool) {
 	if len(agents) == 0 {
 		return
@@ -213,6 +224,12 @@ func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, fiel
 		if set(name, "output") {
 			a.Output = in.Output
 		}
+		if len(in.ErrorPatterns) > 0 {
+			patterns := make(map[string][]string, len(a.ErrorPatterns)+len(in.ErrorPatterns))
+			maps.Copy(patterns, a.ErrorPatterns)
+			maps.Copy(patterns, in.ErrorPatterns)
+			a.ErrorPatterns = patterns
+		}
 		if len(in.Env) > 0 {
 			env := make(map[string]string, len(a.Env)+len(in.Env))
 			for k, v := range a.Env {
@@ -229,7 +246,9 @@ func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, fiel
 }
 
 // agentFieldNames are the keys of an [agents.NAME] table.
-func agentFieldNames() []string { return []string{"command", "args", "extra-args", "env", "output"} }
+func agentFieldNames() []string {
+	return []string{"command", "args", "extra-args", "env", "output", "error-patterns"}
+}
 
 // dotted writes a key path as TOML would, quoting parts that need it.
 func dotted(path []string) string {

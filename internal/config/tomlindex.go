@@ -206,6 +206,10 @@ func schemaType(path []string) (t valueType, depth int, known bool) {
 		return typeTable, 3, true
 	case path[2] == "env":
 		return typeString, 4, true
+	case path[2] == "error-patterns" && len(path) == 3:
+		return typeTable, 3, true
+	case path[2] == "error-patterns":
+		return typeList, 4, true
 	}
 	return 0, 0, false
 }

@@ -31,8 +31,12 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) stri
 	}
 	hash, err := r.deps.Repo.Commit(ctx, msg)
 	if err != nil {
-		r.warn("commit failed (the task's state is kept): %v", err)
+		r.warn("commit failed; the task's state is kept and its changes stay uncommitted for the next commit: %v", err)
 		return ""
+	}
+	if hash == "" && len(doneIDs) > 0 && r.opts.Ownership == OwnerRunner {
+		// In agent ownership the agent may well have committed itself.
+		r.warn("nothing to commit for %s: no file changed, the plan file included", subject.ID)
 	}
 	return hash
 }

@@ -35,6 +35,9 @@ type Event struct {
 	Time      time.Time `json:"time"`
 	RunID     string    `json:"run_id,omitempty"`
 	Iteration int       `json:"iteration,omitempty"`
+	// Worker is the parallel worker (1..--parallel) whose task the event
+	// is about; 0 for the run as a whole and for runs without --parallel.
+	Worker int `json:"worker,omitempty"`
 	// MaxIterations is the bound the run started with.
 	MaxIterations int      `json:"max_iterations,omitempty"`
 	Task          *TaskRef `json:"task,omitempty"`

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/renameio/v2"
@@ -29,9 +31,9 @@ type File struct {
 }
 
 // Load reads and validates a plan file. Its format is detected from the
-// content and name; only prd.json is supported so far (other formats give an
-// error wrapping ErrUnsupported). Validation problems are *Error values,
-// joined when there are several.
+// content and name (see detect); a file in no known format gives an error
+// wrapping ErrUnsupported. Validation problems are *Error values, joined
+// when there are several.
 func Load(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -141,21 +143,110 @@ func (f *File) Restore() error {
 
 // SetStatus records a task's new status in the file, changing only the bytes
 // that say it, and writes the file atomically. It writes nothing when the
-// file already says so, or when the format has no place for the status
-// (prd.json has no failed state: the runner keeps failed tasks in its own
-// state).
+// file already says so. Each format's doc says how it records failure.
 //
 // It never overwrites changes made by someone else: if the file changed on
 // disk since it was last read or written, SetStatus re-reads it and applies
 // the change to the new content when that content is valid and still has the
 // task (a merge, which keeps the other writer's edits); otherwise it writes
-// nothing and returns an error wrapping ErrChanged. An id not in the plan
-// gives an error wrapping ErrUnknownTask.
+// nothing and returns an error wrapping ErrChanged. A task known by its
+// position (a checklist item, a tasks.json entry without "id") must also
+// still have its title, or the merge would mark whatever task moved into
+// its place. An id not in the plan gives an error wrapping ErrUnknownTask.
 //
 // In runner-ownership mode the agent must not edit the plan, so the runner
 // checks Modified and calls Restore after each iteration, before SetStatus;
 // otherwise SetStatus would keep the agent's edit as a merge.
 func (f *File) SetStatus(id string, st Status) error {
+	not := fmt.Sprintf("not marking %s %s", id, st)
+	return f.edit(not, func(theirs *Plan) error {
+		t, ok := theirs.Task(id)
+		if !ok {
+			return fmt.Errorf("%s: %w and no longer has task %q; not marking it %s", f.path, ErrChanged, id, st)
+		}
+		if mine, ok := f.plan.Task(id); ok && isPosition(id) && mine.Title != t.Title {
+			return fmt.Errorf("%s: %w and task %s is now %q, not %q (the tasks moved); not marking it %s",
+				f.path, ErrChanged, id, t.Title, mine.Title, st)
+		}
+		return nil
+	}, func(data []byte) ([]byte, error) {
+		return f.format.setStatus(f.path, data, id, st)
+	})
+}
+
+// Add appends a task to the plan, written the way the plan's other tasks
+// are, and returns it as read back from the file. Without an id, t gets the
+// next one: the next position, or the next number after the last id (US-004
+// after US-003). Its status is open unless t says otherwise.
+func (f *File) Add(t Task) (Task, error) {
+	t.Title = strings.TrimSpace(t.Title)
+	if t.Title == "" {
+		return Task{}, errors.New("a task needs a title")
+	}
+	if t.Status == "" {
+		t.Status = StatusOpen
+	}
+	var added Task
+	err := f.edit("not adding "+strconv.Quote(t.Title), nil, func(data []byte) ([]byte, error) {
+		p, err := f.format.parse(f.path, data)
+		if err != nil {
+			return nil, err
+		}
+		nt := t
+		if nt.ID == "" {
+			switch f.format.name() {
+			case FormatPRD:
+				nt.ID = newTaskID(p, false, "US-001")
+			case FormatHeadingPlan:
+				nt.ID = newTaskID(p, false, "1")
+			default: // tasks by position
+				nt.ID = newTaskID(p, true, "1")
+			}
+		} else if _, dup := p.Task(nt.ID); dup {
+			return nil, fmt.Errorf("%s: id %q is already used; pick another or leave it out", f.path, nt.ID)
+		}
+		for _, dep := range nt.DependsOn {
+			if _, ok := p.Task(dep); !ok {
+				return nil, fmt.Errorf("%s: depends on %q: %w", f.path, dep, ErrUnknownTask)
+			}
+		}
+		out, err := f.format.add(f.path, data, nt)
+		if err != nil {
+			return nil, err
+		}
+		np, err := f.format.parse(f.path, out)
+		if err != nil {
+			return nil, fmt.Errorf("internal error: adding a task to %s made it invalid: %w", f.path, err)
+		}
+		added = np.Tasks[len(np.Tasks)-1]
+		return out, nil
+	})
+	return added, err
+}
+
+// RecordIteration notes an iteration in a plan file that keeps a log of its
+// own: progress.md's Completed This Iteration (replaced), Recent Attempts
+// (the last few) and Iteration Log (one row per iteration). Other formats
+// have no log: it does nothing. Like SetStatus, it merges with an edit made
+// on disk meanwhile (the agent's, in agent-ownership mode) and never
+// overwrites an invalid one.
+func (f *File) RecordIteration(r IterationRecord) error {
+	rec, ok := f.format.(recorder)
+	if !ok {
+		return nil
+	}
+	return f.edit(fmt.Sprintf("not recording iteration %d", r.Iteration), nil, func(data []byte) ([]byte, error) {
+		return rec.record(f.path, data, r)
+	})
+}
+
+// edit applies change to the file's content and writes the result
+// atomically. When the file changed on disk since it was last read or
+// written, the change is applied to the new content (a merge), provided it
+// is valid and check, when set, accepts its plan; otherwise nothing is
+// written and the error wraps ErrChanged. not says what was not done, for
+// errors.
+func (f *File) edit(not string, check func(theirs *Plan) error, change func([]byte) ([]byte, error)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	changed, data, err := f.disk()
@@ -164,18 +255,24 @@ func (f *File) SetStatus(id string, st Status) error {
 	}
 	if changed {
 		if data == nil {
-			return fmt.Errorf("%s: %w: the file was removed; not marking %s %s", f.path, ErrChanged, id, st)
+			return fmt.Errorf("%s: %w: the file was removed; %s", f.path, ErrChanged, not)
 		}
 		plan, err := f.format.parse(f.path, data)
 		if err != nil {
-			return fmt.Errorf("%s: %w and is no longer valid; not marking %s %s:\n%w", f.path, ErrChanged, id, st, err)
+			return fmt.Errorf("%s: %w and is no longer valid; %s:\n%w", f.path, ErrChanged, not, err)
 		}
-		if _, ok := plan.Task(id); !ok {
-			return fmt.Errorf("%s: %w and no longer has task %q; not marking it %s", f.path, ErrChanged, id, st)
+		if check != nil {
+			if err := check(plan); err != nil {
+				return err
+			}
 		}
 		f.data, f.plan = data, plan // merge: build on their edit
+	} else if check != nil {
+		if err := check(f.plan); err != nil {
+			return err
+		}
 	}
-	out, err := f.format.setStatus(f.path, f.data, id, st)
+	out, err := change(f.data)
 	if err != nil {
 		return err
 	}
@@ -183,6 +280,13 @@ func (f *File) SetStatus(id string, st Status) error {
 		return nil
 	}
 	return f.write(out)
+}
+
+// isPosition reports an id that is a task's position (1, 2, ...) rather
+// than a name written in the file.
+func isPosition(id string) bool {
+	n, err := strconv.Atoi(id)
+	return err == nil && n > 0 && strconv.Itoa(n) == id
 }
 
 // write replaces the file atomically with data (temp file in the same

@@ -87,16 +87,16 @@ func TestLoadErrors(t *testing.T) {
 			want: `DIR/prd.json:1: userStories[0].passes: want true or false, got "true" (a string) — remove the quotes`,
 		},
 		{
-			name: "tasks.json", file: "tasks.json", content: `[{"category": "x", "passes": false}]`, is: ErrUnsupported,
-			want: `DIR/tasks.json: plan format not supported yet (a JSON array, the tasks.json format); supported: prd.json (a JSON object with a "userStories" array)`,
+			name: "tasks.json without a description", file: "tasks.json", content: `[{"category": "x", "passes": false}]`,
+			want: `DIR/tasks.json:1: [0].description: missing: every task needs a "description" (or a "title") saying what to do`,
 		},
 		{
-			name: "markdown", file: "progress.md", content: string(readFixture(t, "ralph-tui-sample-progress.md")), is: ErrUnsupported,
-			want: `DIR/progress.md: plan format not supported yet (a markdown plan); supported: prd.json (a JSON object with a "userStories" array)`,
+			name: "markdown without tasks", file: "notes.md", content: "# Notes\n\nNothing to do.\n",
+			want: `DIR/notes.md: no tasks: a checklist plan lists its tasks as "- [ ] ..." items`,
 		},
 		{
 			name: "unknown", file: "plan.txt", content: "do things\n", is: ErrUnsupported,
-			want: `DIR/plan.txt: plan format not supported yet (not a format ralph knows); supported: prd.json (a JSON object with a "userStories" array)`,
+			want: "DIR/plan.txt: plan format not supported yet (not a format ralph knows); supported: " + supported,
 		},
 		{
 			name: "empty .json is prd", file: "prd.json", content: "",
@@ -195,14 +195,16 @@ func TestFileSetStatusWritesAtomically(t *testing.T) {
 		t.Errorf("Modified() after our own write = %v, %v; want false", m, err)
 	}
 
-	// Failing is not recorded in a prd.json: nothing is written.
-	before, _ := os.Stat(path)
+	// Failing is recorded next to passes, and only there.
 	if err := f.SetStatus("US-003", StatusFailed); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.Stat(path)
-	if !os.SameFile(before, after) {
-		t.Error("SetStatus(failed) rewrote the file")
+	got := mustRead(t, path)
+	if bytes.Count(got, []byte(`"failed"`)) != 1 || !bytes.Equal(bytes.Replace(got, []byte("\"failed\": true,\n      "), nil, 1), want) {
+		t.Errorf("SetStatus(failed) wrote:\n%s\nwant one failed member after passes", got)
+	}
+	if got, _ := f.Plan().Task("US-003"); got.Status != StatusFailed {
+		t.Errorf("US-003 is %s, want failed", got.Status)
 	}
 }
 
@@ -490,4 +492,20 @@ func TestFileSetStatusConcurrent(t *testing.T) {
 	if diff := cmp.Diff([]string{"prd.json"}, dirNames(t, filepath.Dir(path))); diff != "" {
 		t.Errorf("directory (-want +got):\n%s", diff)
 	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -341,10 +341,6 @@ func TestSetStatusNoChange(t *testing.T) {
 		{"B", StatusOpen},
 		{"C", StatusOpen},
 		{"D", StatusOpen},
-		// prd.json has no failed state: failing never touches the file.
-		{"A", StatusFailed},
-		{"B", StatusFailed},
-		{"D", StatusFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id+"/"+string(tt.st), func(t *testing.T) {
@@ -355,6 +351,78 @@ func TestSetStatusNoChange(t *testing.T) {
 			}
 			if diff := cmp.Diff(in, string(got)); diff != "" {
 				t.Errorf("file changed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSetStatusFailed(t *testing.T) {
+	t.Parallel()
+	// Failure is "failed": true next to "passes"; done and open remove it
+	// again; passes: true is never left on a failed story.
+	tests := []struct {
+		name, in, id string
+		st           Status
+		want         string
+	}{
+		{
+			name: "open to failed, after passes",
+			in:   "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"notes\": \"\"\n  }\n]}\n",
+			id:   "A", st: StatusFailed,
+			want: "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"failed\": true,\n    \"notes\": \"\"\n  }\n]}\n",
+		},
+		{
+			name: "no passes: failed goes last",
+			in:   `{"userStories": [{"id": "A", "title": "t"}]}`,
+			id:   "A", st: StatusFailed,
+			want: `{"userStories": [{"id": "A", "title": "t", "failed": true}]}`,
+		},
+		{
+			name: "failed false becomes true",
+			in:   `{"userStories": [{"id": "A", "passes": false, "failed": false}]}`,
+			id:   "A", st: StatusFailed,
+			want: `{"userStories": [{"id": "A", "passes": false, "failed": true}]}`,
+		},
+		{
+			name: "done to failed clears passes",
+			in:   `{"userStories": [{"id": "A", "passes": true}]}`,
+			id:   "A", st: StatusFailed,
+			want: `{"userStories": [{"id": "A", "passes": false, "failed": true}]}`,
+		},
+		{
+			name: "failed to open removes the member",
+			in:   "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"failed\": true,\n    \"notes\": \"\"\n  }\n]}\n",
+			id:   "A", st: StatusOpen,
+			want: "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"notes\": \"\"\n  }\n]}\n",
+		},
+		{
+			name: "failed first member to done",
+			in:   `{"userStories": [{"failed": true, "id": "A", "passes": false}]}`,
+			id:   "A", st: StatusDone,
+			want: `{"userStories": [{"id": "A", "passes": true}]}`,
+		},
+		{
+			name: "failed last member to done",
+			in:   `{"userStories": [{"id": "A", "passes": false, "failed": true}]}`,
+			id:   "A", st: StatusDone,
+			want: `{"userStories": [{"id": "A", "passes": true}]}`,
+		},
+		{
+			name: "already failed: nothing changes",
+			in:   `{"userStories": [{"id": "A", "failed": true}]}`,
+			id:   "A", st: StatusFailed,
+			want: `{"userStories": [{"id": "A", "failed": true}]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := prdFormat{}.setStatus("p", []byte(tt.in), tt.id, tt.st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -426,6 +494,11 @@ func TestPRDValidation(t *testing.T) {
 		{
 			name: "userStories missing",
 			in:   "{\n  \"stories\": []\n}\n",
+			want: []string{`prd.json:1: userStories: missing: a prd.json lists its tasks as "userStories": [{"id": "US-001", "title": "...", "passes": false}, ...] — rename "stories" to "userStories"`},
+		},
+		{
+			name: "userStories missing, no list to rename",
+			in:   "{\n  \"project\": \"x\"\n}\n",
 			want: []string{`prd.json:1: userStories: missing: a prd.json lists its tasks as "userStories": [{"id": "US-001", "title": "...", "passes": false}, ...]`},
 		},
 		{
@@ -496,7 +569,7 @@ func TestPRDValidation(t *testing.T) {
 ]}`,
 			want: []string{
 				`prd.json:2: userStories[0].priority: want a number, got "1" (a string) — remove the quotes`,
-				`prd.json:3: userStories[1].priority: want a number, got "high" (a string)`,
+				`prd.json:3: userStories[1].priority: want a number, got "high" (a string) — use a number, 1 runs first`,
 				`prd.json:4: userStories[2].priority: want a whole number, got 1.5`,
 			},
 		},

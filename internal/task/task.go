@@ -31,6 +31,9 @@ type Task struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	Status    Status   `json:"status"`
 	Notes     string   `json:"notes,omitempty"`
+	// Category is the group the plan files the task under: tasks.json's
+	// "category", a progress.md "### Phase" heading.
+	Category string `json:"category,omitempty"`
 	// Line is the 1-based line of the task in its file, for error messages.
 	Line int `json:"-"`
 }

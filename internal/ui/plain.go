@@ -71,6 +71,12 @@ func (p *Plain) Handle(e loop.Event) {
 			e.Until.Local().Format("15:04:05"), e.Until.Sub(e.Time).Round(time.Second), e.Message)
 	case loop.EventWarning:
 		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "! warning:"), e.Message)
+	case loop.EventPaused:
+		fmt.Fprintf(p.w, "%s %s\n", p.color(ansiYellow, "‖ paused"), e.Message)
+	case loop.EventResumed:
+		fmt.Fprintf(p.w, "%s\n", p.color(ansiYellow, "▶ resumed"))
+	case loop.EventTaskSkipped:
+		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "↷ skipped"), e.Task.ID, e.Message)
 	case loop.EventRunEnded:
 		t := e.Totals
 		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · $%.4f\n",

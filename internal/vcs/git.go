@@ -1,12 +1,14 @@
 // Package vcs drives the project's version control through the real git
-// binary: snapshots of the working tree to tell whether an iteration
-// changed anything, and a commit per accepted task.
+// and sl (Sapling) binaries: snapshots of the working tree to tell whether
+// an iteration changed anything, a commit per accepted task, the run's
+// branch, and git worktrees for tasks that run in parallel.
 //
-// It never re-implements git and never touches ralph's own .ralph/ files.
+// It never re-implements git or Sapling and never commits ralph's own
+// .ralph/ files. It decides nothing about runs: the loop and the command
+// line say what to do.
 package vcs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,9 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 )
-
-// ErrNotRepo is returned by Open outside a git repository.
-var ErrNotRepo = errors.New("not a git repository")
 
 // Git is a git working tree.
 type Git struct {
@@ -106,6 +105,12 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 		return "", nil
 	}
 	if _, err := g.run(ctx, nil, "commit", "-q", "-m", message); err != nil {
+		// The message is in the history already; what the hook said is
+		// what the user needs.
+		var ce *CmdError
+		if errors.As(err, &ce) {
+			ce.Argv = []string{"git", "commit"}
+		}
 		return "", err
 	}
 	out, err := g.run(ctx, nil, "rev-parse", "HEAD")
@@ -126,27 +131,95 @@ func (g *Git) addAll(ctx context.Context, env []string) error {
 	return err
 }
 
-// run runs one git command in the working tree; a failure carries git's
-// stderr, which says what went wrong better than an exit status.
+// run runs one git command in the working tree; a failure is a *CmdError
+// carrying git's stderr.
 func (g *Git) run(ctx context.Context, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = g.Root
-	cmd.Env = append(g.environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return stdout.String(), nil
+	return command(ctx, g.Root, environ(g.Env), env, "git", args...)
 }
 
-func (g *Git) environ() []string {
-	if g.Env != nil {
-		return g.Env
+// Kind implements Repo.
+func (g *Git) Kind() string { return "git" }
+
+// Dir implements Repo.
+func (g *Git) Dir() string { return g.Root }
+
+// Branch returns the checked-out branch, or an error wrapping ErrDetached
+// that names the commit HEAD is at.
+func (g *Git) Branch(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, nil, "symbolic-ref", "-q", "--short", "HEAD")
+	if err == nil {
+		return strings.TrimSpace(out), nil
 	}
-	return os.Environ()
+	if exitCode(err) != 1 {
+		return "", err
+	}
+	at, _ := g.run(ctx, nil, "rev-parse", "--short", "HEAD")
+	return "", fmt.Errorf("%w at %s", ErrDetached, strings.TrimSpace(at))
+}
+
+// SwitchBranch checks out branch name, creating it from HEAD when it does
+// not exist. Uncommitted changes go along; git refuses (and says which
+// files) when they would be overwritten.
+func (g *Git) SwitchBranch(ctx context.Context, name string) (bool, error) {
+	if _, err := g.run(ctx, nil, "check-ref-format", "--branch", name); err != nil {
+		return false, fmt.Errorf("%q is not a valid branch name", name)
+	}
+	if cur, err := g.Branch(ctx); err == nil && cur == name {
+		return false, nil
+	}
+	if g.hasBranch(ctx, name) {
+		_, err := g.run(ctx, nil, "checkout", "-q", name)
+		return false, err
+	}
+	_, err := g.run(ctx, nil, "checkout", "-q", "-b", name)
+	return err == nil, err
+}
+
+func (g *Git) hasBranch(ctx context.Context, name string) bool {
+	_, err := g.run(ctx, nil, "rev-parse", "--verify", "-q", "refs/heads/"+name)
+	return err == nil
+}
+
+// Status lists changed and untracked files (each untracked file, not just
+// its directory), as `git status --porcelain` names them.
+func (g *Git) Status(ctx context.Context) ([]Change, error) {
+	out, err := g.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		code := strings.TrimSpace(f[:2])
+		changes = append(changes, Change{Code: code, Path: f[3:]})
+		if f[0] == 'R' || f[0] == 'C' {
+			i++ // the rename's source follows
+		}
+	}
+	return changes, nil
+}
+
+// Show returns path's content at rev.
+func (g *Git) Show(ctx context.Context, rev, path string) ([]byte, error) {
+	if rev == "." {
+		rev = "HEAD"
+	}
+	out, err := g.run(ctx, nil, "show", rev+":"+filepath.ToSlash(path))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// Head returns the commit HEAD is at.
+func (g *Git) Head(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, nil, "rev-parse", "--verify", "-q", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("the repository has no commit yet: %w", err)
+	}
+	return strings.TrimSpace(out), nil
 }

@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // repo makes a real git repository in a temp dir with a fixed identity and
@@ -128,5 +131,176 @@ func TestOpenOutsideRepo(t *testing.T) {
 	_, err := Open(context.Background(), dir, append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)))
 	if !errors.Is(err, ErrNotRepo) {
 		t.Errorf("err = %v, want ErrNotRepo", err)
+	}
+}
+
+// testEnv is git's environment in tests: a fixed identity, no global or
+// system config.
+func testEnv(dir string) []string {
+	return append(os.Environ(),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(dir, ".none"),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+}
+
+// git runs git in dir and returns its trimmed output.
+func git(t *testing.T, g *Git, args ...string) string {
+	t.Helper()
+	out, err := g.run(context.Background(), nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+func TestBranchSwitchAndDetached(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, _ := repo(t)
+	start, err := g.Branch(ctx)
+	if err != nil || start == "" {
+		t.Fatalf("Branch = %q, %v", start, err)
+	}
+	created, err := g.SwitchBranch(ctx, "ralph/feature")
+	if err != nil || !created {
+		t.Fatalf("SwitchBranch new = %v, %v; want created", created, err)
+	}
+	if b, _ := g.Branch(ctx); b != "ralph/feature" {
+		t.Errorf("on %q after creating ralph/feature", b)
+	}
+	if created, err := g.SwitchBranch(ctx, "ralph/feature"); err != nil || created {
+		t.Errorf("SwitchBranch current = %v, %v; want nothing to do", created, err)
+	}
+	git(t, g, "checkout", "-q", start)
+	if created, err := g.SwitchBranch(ctx, "ralph/feature"); err != nil || created {
+		t.Errorf("SwitchBranch existing = %v, %v; want checked out, not created", created, err)
+	}
+	if _, err := g.SwitchBranch(ctx, "bad name.."); err == nil || !strings.Contains(err.Error(), "not a valid branch name") {
+		t.Errorf("SwitchBranch(bad name) = %v", err)
+	}
+	git(t, g, "checkout", "-q", "--detach")
+	if _, err := g.Branch(ctx); !errors.Is(err, ErrDetached) {
+		t.Errorf("Branch on a detached HEAD = %v, want ErrDetached", err)
+	}
+}
+
+func TestStatusAndShow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, "old.txt"), "old\n")
+	write(t, filepath.Join(dir, "keep.txt"), "keep\n")
+	git(t, g, "add", "-A")
+	git(t, g, "commit", "-q", "-m", "files")
+	write(t, filepath.Join(dir, "keep.txt"), "changed\n")
+	write(t, filepath.Join(dir, "new dir", "a b.txt"), "new\n")
+	git(t, g, "mv", "old.txt", "renamed.txt")
+	got, err := g.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{{"M", "keep.txt"}, {"R", "renamed.txt"}, {"??", "new dir/a b.txt"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Status (-want +got):\n%s", diff)
+	}
+	b, err := g.Show(ctx, "HEAD", "keep.txt")
+	if err != nil || string(b) != "keep\n" {
+		t.Errorf("Show = %q, %v", b, err)
+	}
+	if _, err := g.Show(ctx, "HEAD", "missing.txt"); err == nil {
+		t.Error("Show of a missing file: no error")
+	}
+}
+
+func TestWorktreeSquashMergeAndConflict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, "progress.txt"), "# log\n")
+	write(t, filepath.Join(dir, "shared.txt"), "base\n")
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	git(t, g, "add", "-A")
+	git(t, g, "commit", "-q", "-m", "base")
+
+	// Three tasks from the same base: A and B touch different files and
+	// both append to the progress log; C rewrites what A rewrote.
+	trees := map[string]*Git{}
+	for _, id := range []string{"A", "B", "C"} {
+		wt, err := g.AddWorktree(ctx, filepath.Join(dir, ".ralph", "worktrees", id), "ralph/task/"+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trees[id] = wt
+	}
+	write(t, filepath.Join(trees["A"].Root, "shared.txt"), "from A\n")
+	write(t, filepath.Join(trees["B"].Root, "b.txt"), "b\n")
+	write(t, filepath.Join(trees["C"].Root, "shared.txt"), "from C\n")
+	for id, wt := range trees {
+		write(t, filepath.Join(wt.Root, "progress.txt"), "# log\n"+id+" was here\n")
+		if _, err := wt.Commit(ctx, "task "+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	union := []string{"progress.txt"}
+	for _, id := range []string{"A", "B"} {
+		conflicts, err := g.SquashMerge(ctx, "ralph/task/"+id, union)
+		if err != nil || len(conflicts) > 0 {
+			t.Fatalf("merge %s: conflicts %v, err %v", id, conflicts, err)
+		}
+		if _, err := g.Commit(ctx, "feat: "+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "progress.txt")); string(b) != "# log\nA was here\nB was here\n" {
+		t.Errorf("progress.txt after two merges:\n%s", b)
+	}
+	head := git(t, g, "rev-parse", "HEAD")
+	conflicts, err := g.SquashMerge(ctx, "ralph/task/C", union)
+	if err != nil || !slices.Equal(conflicts, []string{"shared.txt"}) {
+		t.Fatalf("merge C: conflicts %v, err %v; want shared.txt", conflicts, err)
+	}
+	if st, _ := g.Status(ctx); len(st) != 0 || git(t, g, "rev-parse", "HEAD") != head {
+		t.Errorf("a conflicting merge touched the tree: %v", st)
+	}
+
+	// The conflicting branch is kept under another name; the worktrees go.
+	if err := g.RenameBranch(ctx, "ralph/task/C", "ralph/conflict/C-1"); err != nil {
+		t.Fatal(err)
+	}
+	for id, wt := range trees {
+		if err := g.RemoveWorktree(ctx, wt.Root); err != nil {
+			t.Fatal(err)
+		}
+		if id != "C" {
+			if err := g.DeleteBranch(ctx, "ralph/task/"+id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if list := git(t, g, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", list)
+	}
+	got, err := g.Branches(ctx, "ralph/")
+	if err != nil || !slices.Equal(got, []string{"ralph/conflict/C-1"}) {
+		t.Errorf("Branches(ralph/) = %v, %v", got, err)
+	}
+}
+
+func TestRemoveWorktreeGoneDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, dir := repo(t)
+	wt, err := g.AddWorktree(ctx, filepath.Join(dir, "wt"), "ralph/task/X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(wt.Root); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.RemoveWorktree(ctx, wt.Root); err != nil {
+		t.Errorf("RemoveWorktree of a vanished directory: %v", err)
+	}
+	if err := g.DeleteBranch(ctx, "ralph/task/X"); err != nil {
+		t.Errorf("branch still checked out somewhere: %v", err)
 	}
 }

@@ -1,0 +1,42 @@
+package agent
+
+import (
+	"regexp"
+)
+
+// kiro is the Kiro CLI adapter.
+type kiro struct{ base }
+
+// NewKiro returns the adapter for the Kiro CLI.
+func NewKiro(opts Options) (Adapter, error) {
+	b, err := newBase("kiro", opts)
+	return kiro{b}, err
+}
+
+func (kiro) Name() string { return "kiro" }
+
+// Invocation runs `kiro-cli chat --no-interactive --trust-all-tools [--model
+// M] PROMPT`, stdin /dev/null, with NO_COLOR=1: headless Kiro prints a plain
+// transcript, no structured stream.
+func (k kiro) Invocation(req Request) (Invocation, error) {
+	return k.argInvocation(layout{
+		exe:   "kiro-cli",
+		flags: []string{"chat", "--no-interactive", "--trust-all-tools"},
+		model: "--model",
+		tail:  []string{req.Prompt},
+	}, req, "NO_COLOR=1"), nil
+}
+
+// NewDecoder reads Kiro's plain text. The whole output is the final text
+// (RawText: it holds tool output and may echo the prompt), with terminal
+// escapes removed.
+func (kiro) NewDecoder() Decoder { return &kiroDecoder{} }
+
+// ansiRE matches terminal escape sequences (CSI and OSC).
+var ansiRE = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+
+type kiroDecoder struct{ textDecoder }
+
+func (d *kiroDecoder) Line(line []byte, emit func(Event)) {
+	d.textDecoder.Line(ansiRE.ReplaceAll(line, nil), emit)
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/demo"
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+type demoOptions struct {
+	f     *Factory
+	Speed float64
+	NoTUI bool
+	JSON  bool
+}
+
+const demoLong = `Run the whole loop on a throwaway project with a built-in simulated agent:
+no API key, no network, about twenty seconds.
+
+The project (a four-task prd.json, a git repository) is made in a new
+temporary directory, or in -C DIR (which must be new or empty). The real
+loop works through the plan: the simulated agent streams text and tool
+calls, writes real files, fails a task once and recovers, hits a usage
+limit and waits for it to reset, and every accepted task is committed.
+Look around afterwards with ralph history, ralph logs and git log.
+
+On a terminal the run is shown in the TUI (p pause, s skip, q stop,
+l transcript); --no-tui and pipes get plain lines.`
+
+func newCmdDemo(f *Factory, runF func(*demoOptions) error) *cobra.Command {
+	opts := &demoOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Watch the whole loop on a throwaway project, with a simulated agent",
+		Long:  demoLong,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDemo(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&opts.Speed, "speed", 1, "pace of the simulated agent: 2 is twice as fast, 0 without pauses")
+	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
+	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	return cmd
+}
+
+func runDemo(ctx context.Context, opts *demoOptions) error {
+	if opts.Speed < 0 {
+		return usageError(errors.New("--speed: want 0 or more"))
+	}
+	dir, err := demoDir(opts.f.Dir)
+	if err != nil {
+		return err
+	}
+	planPath, err := demo.Create(dir)
+	if err != nil {
+		return err
+	}
+	w := opts.f.IO.Out
+	if !opts.JSON {
+		fmt.Fprintf(w, "ralph demo: a throwaway project in %s\n", dir)
+	}
+	plan, err := task.Load(planPath)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	steer := loop.NewSteering()
+	render := newRenderer(opts.f, opts.NoTUI, opts.JSON, runView{
+		dir: dir, plan: plan.Plan(), agent: "demo", model: "simulated", stop: stop, steer: steer,
+		newDecoder: demoDecoder,
+	})
+	err = demo.Run(ctx, dir, demo.Options{Speed: opts.Speed, Emit: render.Handle, Control: steer, Environ: opts.f.Environ()})
+	render.Close(err)
+	if !opts.JSON {
+		fmt.Fprintf(w, "\nThe demo project is in %s. Look around:\n  cd %s\n  git log --oneline\n  ralph history\n  ralph logs 2\n",
+			dir, shellQuote(dir))
+	}
+	if err != nil && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
+		return &ExitError{Code: exitCode(err), Err: fmt.Errorf("%w: %w", errSilent, err)}
+	}
+	return err
+}
+
+// demoDir is -C DIR (created when missing), or a new temporary directory.
+func demoDir(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "ralph-demo-")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageError(err)
+	}
+	return abs, nil
+}
+
+// demoDecoder reads the simulated agent's output: Claude Code's
+// stream-json, through the real decoder.
+func demoDecoder() agent.Decoder { return decoderFor("demo", nil, []byte("{")) }

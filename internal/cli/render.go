@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/ui"
+)
+
+// runView is what the renderers show of a run besides its events, and the
+// handles the TUI's keys steer it with. run and demo share it.
+type runView struct {
+	dir          string
+	plan         *task.Plan
+	failed       func(id string) bool // tasks earlier runs gave up on
+	agent, model string
+	// newDecoder decodes the agent's raw output, for the transcript pager.
+	newDecoder func() agent.Decoder
+	// stop cancels the run's context (q, Ctrl-C in the TUI); steer takes
+	// p and s.
+	stop  context.CancelFunc
+	steer *loop.Steering
+}
+
+// newRenderer picks how a run is shown: JSON lines with --json, plain
+// lines with --no-tui or without a terminal, the TUI otherwise.
+func newRenderer(f *Factory, noTUI, jsonOut bool, v runView) ui.Renderer {
+	io := f.IO
+	env := f.Environ()
+	color := io.TTY && getenv(env, "NO_COLOR") == ""
+	switch {
+	case jsonOut:
+		return ui.NewJSON(io.Out)
+	case noTUI || !io.TTY || getenv(env, "TERM") == "dumb":
+		return ui.NewPlain(io.Out, ui.PlainOptions{Color: color})
+	}
+	var tasks []ui.TaskItem
+	if v.plan != nil {
+		for _, t := range v.plan.Tasks {
+			item := ui.TaskItem{ID: t.ID, Title: t.Title, State: ui.TaskOpen}
+			switch {
+			case t.Status == task.StatusDone:
+				item.State = ui.TaskDone
+			case t.Status == task.StatusFailed || v.failed != nil && v.failed(t.ID):
+				item.State = ui.TaskFailed
+			}
+			tasks = append(tasks, item)
+		}
+	}
+	opts := ui.TUIOptions{
+		Plan: relTo(v.dir, v.plan), Agent: v.agent, Model: v.model, Tasks: tasks, Color: color,
+		Stop: v.stop, Env: env, Summary: io.Out,
+		Force: func() {
+			fmt.Fprintln(io.ErrOut, "ralph: forced exit")
+			f.forceKill()
+			os.Exit(ExitInterrupted)
+		},
+	}
+	if v.steer != nil {
+		opts.Control = v.steer
+	}
+	if v.newDecoder != nil {
+		opts.Transcript = func(runID string, iteration int) (string, agent.Decoder) {
+			return transcriptPath(v.dir, runID, iteration), v.newDecoder()
+		}
+	}
+	return ui.NewTUI(opts)
+}
+
+// failedIn says which tasks earlier runs recorded as failed.
+func failedIn(store *state.Store) func(id string) bool {
+	st, err := store.LoadState()
+	if err != nil {
+		return nil
+	}
+	return func(id string) bool { return st.Tasks[id].Failed }
+}
+
+// transcriptPath is where an iteration's raw output is
+// (state.Store.IterationFiles names it the same way).
+func transcriptPath(dir, runID string, iteration int) string {
+	return filepath.Join(dir, state.Dir, state.RunsDir, runID, fmt.Sprintf("iter-%03d.out", iteration))
+}
+
+func relTo(dir string, p *task.Plan) string {
+	if p == nil {
+		return ""
+	}
+	if rel, err := filepath.Rel(dir, p.Path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p.Path
+}
+
+// getenv returns the last value of name in environ.
+func getenv(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,461 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// This file holds what the three JSON task formats share: prd.json's
+// userStories, ral's tasks.json array and the fenced JSON task list of a
+// markdown plan are all arrays of task objects with "passes" for done.
+//
+// Failure is recorded as "failed": true next to "passes" (ralph's own key:
+// snarktank's, ralph-tui's and ral's readers ignore keys they do not know),
+// so a task that ran out of attempts stays visible in the file; "passes":
+// true always wins over it, so a failed task is never done.
+
+// jsonRules are the differences between the JSON task formats.
+type jsonRules struct {
+	// positional: a task may lack "id"; it is then known by its 1-based
+	// position, as ral's tasks.json identifies tasks by index. Integer
+	// ids are accepted too.
+	positional bool
+	// criteria are the keys holding acceptance criteria, first found wins.
+	criteria []string
+	// titleFromDescription: without "title", the description is the title
+	// (a ral task is one "description" line plus steps).
+	titleFromDescription bool
+	// noun is what the format calls a task ("story", "task"), and
+	// idExample an id it would have, for messages.
+	noun      string
+	idExample string
+}
+
+// jsonTasks is a validated JSON task list: the plan, where the list sits,
+// and each task's node so writers can find its bytes.
+type jsonTasks struct {
+	doc   *jsonDoc
+	plan  *Plan
+	arr   *jsonNode   // the array of tasks
+	nodes []*jsonNode // parallel to plan.Tasks
+	// explicit says which tasks have an "id" member (the others are
+	// positional).
+	explicit []bool
+}
+
+func (d *jsonTasks) index(id string) int {
+	for i, t := range d.plan.Tasks {
+		if t.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// jsonChecker collects validation errors so the user sees all of them at
+// once.
+type jsonChecker struct {
+	path string
+	doc  *jsonDoc
+	errs []error
+}
+
+func (c *jsonChecker) add(off int, field, msg string) {
+	c.errs = append(c.errs, &Error{File: c.path, Line: c.doc.line(off), Field: field, Msg: msg})
+}
+
+func (c *jsonChecker) err() error { return errors.Join(c.errs...) }
+
+// parseJSONDoc parses data, turning syntax errors into *Error values.
+func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
+	doc, err := parseJSON(data)
+	if err != nil {
+		var se *errJSONSyntax
+		if errors.As(err, &se) {
+			return nil, &Error{File: path, Line: se.line, Msg: "invalid JSON: " + se.msg}
+		}
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return doc, nil
+}
+
+// readTasks reads the task objects of arr; prefix is the field path of the
+// array ("userStories", "" for a root array).
+func (c *jsonChecker) readTasks(arr *jsonNode, prefix string, r jsonRules) *jsonTasks {
+	d := &jsonTasks{doc: c.doc, arr: arr, plan: &Plan{}}
+	var fields []string
+	for i, n := range arr.elems {
+		field := fmt.Sprintf("%s[%d]", prefix, i)
+		if n.kind != jsonObject {
+			c.add(n.start, field, fmt.Sprintf("want a %s object, got %s", r.noun, describe(n)))
+			continue
+		}
+		t, explicit := c.task(n, field, len(d.plan.Tasks)+1, r)
+		d.plan.Tasks = append(d.plan.Tasks, t)
+		d.nodes = append(d.nodes, n)
+		d.explicit = append(d.explicit, explicit)
+		fields = append(fields, field)
+	}
+	c.checkIDs(d.plan.Tasks, d.nodes, fields)
+	return d
+}
+
+// taskKeys are the keys of a task ralph reads; a duplicate of one of them is
+// an error, since which one counts would be a guess.
+var taskKeys = []string{"id", "title", "description", "acceptanceCriteria", "steps", "category", "priority", "passes", "failed", "notes", "dependsOn"}
+
+// task reads one task object; pos is its 1-based position among the tasks.
+func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) (t Task, explicit bool) {
+	c.noDuplicates(n, field+".", taskKeys...)
+	t = Task{
+		Line:        c.doc.line(n.start),
+		Title:       c.str(n, field+".", "title"),
+		Description: c.str(n, field+".", "description"),
+		Notes:       c.str(n, field+".", "notes"),
+		Category:    c.str(n, field+".", "category"),
+		Status:      StatusOpen,
+	}
+	for _, key := range r.criteria {
+		if n.member(key) != nil {
+			t.Criteria = c.strs(n, field+".", key)
+			break
+		}
+	}
+	t.DependsOn = c.strs(n, field+".", "dependsOn")
+	if r.titleFromDescription && t.Title == "" {
+		t.Title, t.Description = t.Description, ""
+		if t.Title == "" && n.member("title") == nil && n.member("description") == nil {
+			c.add(n.start, field+".description", `missing: every task needs a "description" (or a "title") saying what to do`)
+		}
+	}
+
+	switch m := n.member("id"); {
+	case m == nil && r.positional:
+		t.ID = strconv.Itoa(pos)
+	case m == nil:
+		c.add(n.start, field+".id", fmt.Sprintf(`missing: every %s needs a unique "id", such as %q`, r.noun, r.idExample))
+	case m.val.kind == jsonNumber && r.positional:
+		if v, ok := wholeNumber(string(m.val.num)); ok {
+			t.ID, explicit = strconv.Itoa(v), true
+		} else {
+			c.add(m.val.start, field+".id", "want a string or a whole number, got "+string(m.val.num))
+		}
+	case m.val.kind != jsonString:
+		msg := "want a string, got " + describe(m.val)
+		if m.val.kind == jsonNumber {
+			msg += " — put it in quotes"
+		}
+		c.add(m.val.start, field+".id", msg)
+	case strings.TrimSpace(m.val.str) == "":
+		c.add(m.val.start, field+".id", fmt.Sprintf(`empty: every %s needs a unique "id", such as %q`, r.noun, r.idExample))
+	default:
+		t.ID, explicit = m.val.str, true
+	}
+
+	if m := n.member("priority"); m != nil {
+		v := m.val
+		switch v.kind {
+		case jsonNull:
+		case jsonNumber:
+			p, ok := wholeNumber(string(v.num))
+			if !ok {
+				c.add(v.start, field+".priority", "want a whole number, got "+string(v.num))
+			}
+			t.Priority = p
+		default:
+			msg := "want a number, got " + describe(v)
+			if _, err := strconv.Atoi(v.str); v.kind == jsonString && err == nil {
+				msg += " — remove the quotes"
+			} else if v.kind == jsonString {
+				msg += " — use a number, 1 runs first"
+			}
+			c.add(v.start, field+".priority", msg)
+		}
+	}
+
+	passes := c.boolean(n, field+".", "passes")
+	failed := c.boolean(n, field+".", "failed")
+	switch {
+	case passes:
+		t.Status = StatusDone
+	case failed:
+		t.Status = StatusFailed
+	}
+	return t, explicit
+}
+
+// boolean reads an optional boolean member; null counts as false. The usual
+// mistake, "true" in quotes, gets a message saying so.
+func (c *jsonChecker) boolean(n *jsonNode, prefix, key string) bool {
+	m := n.member(key)
+	if m == nil {
+		return false
+	}
+	v := m.val
+	switch v.kind {
+	case jsonNull:
+		return false
+	case jsonBool:
+		return v.boolean
+	}
+	msg := "want true or false, got " + describe(v)
+	if v.kind == jsonString && (v.str == "true" || v.str == "false") {
+		msg += " — remove the quotes"
+	}
+	c.add(v.start, prefix+key, msg)
+	return false
+}
+
+// checkIDs reports duplicate ids, dependsOn entries naming no task, and
+// dependency cycles.
+func (c *jsonChecker) checkIDs(tasks []Task, nodes []*jsonNode, fields []string) {
+	idAt := func(i int) int {
+		if m := nodes[i].member("id"); m != nil {
+			return m.val.start
+		}
+		return nodes[i].start
+	}
+	for _, is := range graphIssues(tasks) {
+		i := is.task
+		switch is.kind {
+		case issueDuplicate:
+			c.add(idAt(i), fields[i]+".id",
+				fmt.Sprintf("duplicate id %q (first on line %d)", tasks[i].ID, c.doc.line(idAt(is.other))))
+		case issueUnknownDep:
+			deps := nodes[i].member("dependsOn").val
+			c.add(deps.elems[is.other].start, fmt.Sprintf("%s.dependsOn[%d]", fields[i], is.other),
+				fmt.Sprintf("unknown id %q", tasks[i].DependsOn[is.other]))
+		case issueCycle:
+			c.add(nodes[i].member("dependsOn").val.start, fields[i]+".dependsOn", "dependency cycle: "+is.cycle)
+		}
+	}
+}
+
+// noDuplicates reports keys ralph reads that appear twice in n.
+func (c *jsonChecker) noDuplicates(n *jsonNode, prefix string, keys ...string) {
+	for _, key := range keys {
+		firstLine := 0
+		for _, m := range n.members {
+			if m.key != key {
+				continue
+			}
+			if firstLine == 0 {
+				firstLine = c.doc.line(m.keyStart)
+				continue
+			}
+			c.add(m.keyStart, prefix+key, fmt.Sprintf("duplicate key (first on line %d)", firstLine))
+		}
+	}
+}
+
+// str reads an optional string member; null counts as absent.
+func (c *jsonChecker) str(n *jsonNode, prefix, key string) string {
+	m := n.member(key)
+	if m == nil || m.val.kind == jsonNull {
+		return ""
+	}
+	if m.val.kind != jsonString {
+		c.add(m.val.start, prefix+key, "want a string, got "+describe(m.val))
+		return ""
+	}
+	return m.val.str
+}
+
+// strs reads an optional array of strings; null and [] give nil.
+func (c *jsonChecker) strs(n *jsonNode, prefix, key string) []string {
+	m := n.member(key)
+	if m == nil || m.val.kind == jsonNull {
+		return nil
+	}
+	if m.val.kind != jsonArray {
+		c.add(m.val.start, prefix+key, "want an array of strings, got "+describe(m.val))
+		return nil
+	}
+	var out []string
+	for k, e := range m.val.elems {
+		if e.kind != jsonString {
+			c.add(e.start, fmt.Sprintf("%s%s[%d]", prefix, key, k), "want a string, got "+describe(e))
+			continue
+		}
+		out = append(out, e.str)
+	}
+	return out
+}
+
+// wholeNumber parses an integer priority; 2.0 counts, 2.5 does not.
+func wholeNumber(s string) (int, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// describe shows a value in an error message: scalars as written, strings
+// quoted and marked as strings (the usual mistake is "true" for true).
+func describe(n *jsonNode) string {
+	switch n.kind {
+	case jsonString:
+		s := n.str
+		if r := []rune(s); len(r) > 40 {
+			s = string(r[:40]) + "…"
+		}
+		return strconv.Quote(s) + " (a string)"
+	case jsonNumber:
+		return string(n.num)
+	case jsonBool:
+		return strconv.FormatBool(n.boolean)
+	}
+	return n.kind.String()
+}
+
+// setJSONStatus returns data with task i of the list that read reads set to
+// st: "passes" carries done, "failed" failure (see the top of this file).
+// Each step changes one member and re-reads the file, so offsets stay right.
+func setJSONStatus(path string, data []byte, id string, st Status, read func(path string, data []byte) (*jsonTasks, error)) ([]byte, error) {
+	d, err := read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	i := d.index(id)
+	if i < 0 {
+		return nil, fmt.Errorf("%s: %w %q", path, ErrUnknownTask, id)
+	}
+	switch st {
+	case StatusDone, StatusOpen, StatusFailed:
+	default:
+		return nil, fmt.Errorf("unknown task status %q", st)
+	}
+	if d.plan.Tasks[i].Status == st {
+		return data, nil
+	}
+	out := data
+	// passes: true only for done; a failed or reopened task must not pass.
+	n := d.nodes[i]
+	if m := n.member("passes"); m != nil {
+		want := st == StatusDone
+		v := m.val
+		if !(v.kind == jsonBool && v.boolean == want) && !(v.kind == jsonNull && !want) {
+			out = splice(out, v.start, v.end, strconv.FormatBool(want))
+		}
+	} else if st == StatusDone {
+		out = insertMember(out, n, `"passes"`, "true")
+	}
+	// failed: present and true only for failed.
+	if d, err = read(path, out); err != nil {
+		return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
+	}
+	n = d.nodes[i]
+	m := n.member("failed")
+	switch {
+	case st == StatusFailed && m == nil:
+		out = insertMemberAfter(out, n, "passes", `"failed"`, "true")
+	case st == StatusFailed && !(m.val.kind == jsonBool && m.val.boolean):
+		out = splice(out, m.val.start, m.val.end, "true")
+	case st != StatusFailed && m != nil && m.val.kind == jsonBool && m.val.boolean:
+		out = deleteMember(out, n, "failed")
+	}
+
+	// The edit is local, but a writer that corrupts a user's plan is the one
+	// bug this package must not have: check before anyone writes it.
+	check, err := read(path, out)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
+	}
+	if t, ok := check.plan.Task(id); !ok || t.Status != st {
+		return nil, fmt.Errorf("internal error: setting %s to %s in %s did not take", id, st, path)
+	}
+	return out, nil
+}
+
+// addJSONTask appends t as the last task of the list read reads, rendered
+// by render in the layout of the tasks before it.
+func addJSONTask(path string, data []byte, t Task, read func(path string, data []byte) (*jsonTasks, error), render func(t Task, st jsonStyle) string) ([]byte, error) {
+	d, err := read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	out := appendElement(data, d.arr, func(st jsonStyle) string { return render(t, st) })
+	check, err := read(path, out)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: adding a task to %s made it invalid: %w", path, err)
+	}
+	if len(check.plan.Tasks) != len(d.plan.Tasks)+1 {
+		return nil, fmt.Errorf("internal error: adding a task to %s did not take", path)
+	}
+	return out, nil
+}
+
+// storyMembers are t's members in snarktank's key order, for prd.json.
+func storyMembers(t Task, st jsonStyle) []jsonKV {
+	m := []jsonKV{{"id", quoteJSON(t.ID)}, {"title", quoteJSON(t.Title)}}
+	if t.Description != "" {
+		m = append(m, jsonKV{"description", quoteJSON(t.Description)})
+	}
+	if t.Category != "" {
+		m = append(m, jsonKV{"category", quoteJSON(t.Category)})
+	}
+	m = append(m, jsonKV{"acceptanceCriteria", jsonStrings(t.Criteria, st, 1)})
+	if t.Priority != 0 {
+		m = append(m, jsonKV{"priority", strconv.Itoa(t.Priority)})
+	}
+	m = append(m, jsonKV{"passes", strconv.FormatBool(t.Status == StatusDone)})
+	if t.Status == StatusFailed {
+		m = append(m, jsonKV{"failed", "true"})
+	}
+	if t.Notes != "" {
+		m = append(m, jsonKV{"notes", quoteJSON(t.Notes)})
+	}
+	if len(t.DependsOn) > 0 {
+		m = append(m, jsonKV{"dependsOn", jsonStrings(t.DependsOn, jsonStyle{compact: true}, 0)})
+	}
+	return m
+}
+
+// ralMembers are t's members in ral's key order, for tasks.json and the
+// JSON task list of a markdown plan. pos is t's 1-based position: an id
+// equal to it is not written (ral identifies tasks by index).
+func ralMembers(t Task, pos int, st jsonStyle) []jsonKV {
+	var m []jsonKV
+	if t.ID != strconv.Itoa(pos) {
+		m = append(m, jsonKV{"id", quoteJSON(t.ID)})
+	}
+	m = append(m, jsonKV{"category", quoteJSON(t.Category)})
+	if t.Description != "" {
+		m = append(m, jsonKV{"title", quoteJSON(t.Title)}, jsonKV{"description", quoteJSON(t.Description)})
+	} else {
+		m = append(m, jsonKV{"description", quoteJSON(t.Title)})
+	}
+	m = append(m, jsonKV{"steps", jsonStrings(t.Criteria, st, 1)})
+	if t.Priority != 0 {
+		m = append(m, jsonKV{"priority", strconv.Itoa(t.Priority)})
+	}
+	if len(t.DependsOn) > 0 {
+		m = append(m, jsonKV{"dependsOn", jsonStrings(t.DependsOn, jsonStyle{compact: true}, 0)})
+	}
+	m = append(m, jsonKV{"passes", strconv.FormatBool(t.Status == StatusDone)})
+	if t.Status == StatusFailed {
+		m = append(m, jsonKV{"failed", "true"})
+	}
+	if t.Notes != "" {
+		m = append(m, jsonKV{"notes", quoteJSON(t.Notes)})
+	}
+	return m
+}
+
+// renderTaskArray writes tasks as a JSON array at indentation indent, each
+// task's members given by members.
+func renderTaskArray(tasks []Task, indent string, members func(t Task, pos int, st jsonStyle) []jsonKV) string {
+	if len(tasks) == 0 {
+		return "[]"
+	}
+	st := jsonStyle{indent: indent + "  ", unit: "  ", lineEnd: "\n"}
+	parts := make([]string, len(tasks))
+	for i, t := range tasks {
+		parts[i] = st.indent + renderObject(members(t, i+1, st), st)
+	}
+	return "[\n" + strings.Join(parts, ",\n") + "\n" + indent + "]"
+}

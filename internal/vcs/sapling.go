@@ -1,0 +1,286 @@
+package vcs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Sapling is a Sapling (sl) working tree. Sapling has no staging area and
+// no index ralph could write a tree from, so a snapshot is the current
+// commit plus a hash of every file that differs from it, kept in memory.
+//
+// The commands it runs, and nothing else: sl root, sl whereami, sl status,
+// sl status --rev A --rev B, sl addremove -X path:.ralph, sl commit -m MSG
+// -X path:.ralph, sl bookmark, sl bookmark NAME, sl goto NAME, sl cat -r
+// REV PATH.
+type Sapling struct {
+	// Root is the top of the working tree.
+	Root string
+	// Env is the environment sl runs with (nil: inherit).
+	Env []string
+	// Bin is the sl executable.
+	Bin string
+
+	mu    sync.Mutex
+	snaps map[string]slSnapshot
+}
+
+// slSnapshot is what Snapshot saw: the commit and the content hash of each
+// file that differed from it ("" for a missing or removed file).
+type slSnapshot struct {
+	commit string
+	files  map[string]string
+}
+
+// OpenSapling finds the Sapling working tree that contains dir, through
+// `sl root`.
+func OpenSapling(ctx context.Context, dir string, env []string) (*Sapling, error) {
+	bin, err := lookPath("sl", env)
+	if err != nil {
+		return nil, fmt.Errorf("sl is not installed: %w", err)
+	}
+	out, err := command(ctx, dir, environ(env), nil, bin, "root")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
+	}
+	return &Sapling{Root: strings.TrimSpace(out), Env: env, Bin: bin}, nil
+}
+
+// lookPath finds a program on the PATH of env (the process's when env is
+// nil): commands run with env, so that is where they find it too.
+func lookPath(name string, env []string) (string, error) {
+	if env == nil {
+		return exec.LookPath(name)
+	}
+	for _, dir := range filepath.SplitList(lookupEnv(env, "PATH")) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+func (s *Sapling) run(ctx context.Context, args ...string) (string, error) {
+	return command(ctx, s.Root, environ(s.Env), nil, s.Bin, args...)
+}
+
+// Kind implements Repo.
+func (s *Sapling) Kind() string { return "sapling" }
+
+// Dir implements Repo.
+func (s *Sapling) Dir() string { return s.Root }
+
+// whereami is the working copy's commit (all zeros before the first one).
+func (s *Sapling) whereami(ctx context.Context) (string, error) {
+	out, err := s.run(ctx, "whereami")
+	return strings.TrimSpace(out), err
+}
+
+// Snapshot implements Repo.
+func (s *Sapling) Snapshot(ctx context.Context) (string, error) {
+	commit, err := s.whereami(ctx)
+	if err != nil {
+		return "", err
+	}
+	changes, err := s.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	snap := slSnapshot{commit: commit, files: map[string]string{}}
+	for _, c := range changes {
+		if ralphPath(c.Path) {
+			continue
+		}
+		snap.files[c.Path] = hashFile(filepath.Join(s.Root, filepath.FromSlash(c.Path)))
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", commit)
+	for _, p := range slices.Sorted(maps.Keys(snap.files)) {
+		fmt.Fprintf(h, "%s\x00%s\n", p, snap.files[p])
+	}
+	id := hex.EncodeToString(h.Sum(nil))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.snaps == nil {
+		s.snaps = map[string]slSnapshot{}
+	}
+	s.snaps[id] = snap
+	return id, nil
+}
+
+// Changed implements Repo: the files committed in between plus the files
+// whose uncommitted content differs.
+func (s *Sapling) Changed(ctx context.Context, from, to string) (int, error) {
+	if from == to {
+		return 0, nil
+	}
+	s.mu.Lock()
+	a, okA := s.snaps[from]
+	b, okB := s.snaps[to]
+	s.mu.Unlock()
+	if !okA || !okB {
+		return 0, errors.New("sapling: unknown snapshot")
+	}
+	paths := map[string]bool{}
+	if a.commit != b.commit {
+		out, err := s.run(ctx, "status", "--rev", a.commit, "--rev", b.commit)
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range parseSlStatus(out) {
+			if !ralphPath(c.Path) {
+				paths[c.Path] = true
+			}
+		}
+	}
+	for p, h := range a.files {
+		if bh, ok := b.files[p]; !ok || bh != h {
+			paths[p] = true
+		}
+	}
+	for p := range b.files {
+		if _, ok := a.files[p]; !ok {
+			paths[p] = true
+		}
+	}
+	return len(paths), nil
+}
+
+// Commit implements Repo: new files are added and missing ones removed
+// (sl addremove), ralph's .ralph/ excepted, then everything is committed.
+func (s *Sapling) Commit(ctx context.Context, message string) (string, error) {
+	if _, err := s.run(ctx, "addremove", "-X", "path:.ralph"); err != nil {
+		return "", err
+	}
+	changes, err := s.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(changes, func(c Change) bool { return c.Code != "?" && !ralphPath(c.Path) }) {
+		return "", nil
+	}
+	out, err := s.run(ctx, "commit", "-m", message, "-X", "path:.ralph")
+	if err != nil {
+		var ce *CmdError
+		if strings.Contains(out, "nothing changed") || errors.As(err, &ce) && strings.Contains(ce.Stderr, "nothing changed") {
+			return "", nil
+		}
+		if errors.As(err, &ce) {
+			ce.Argv = []string{"sl", "commit"}
+		}
+		return "", err
+	}
+	return s.whereami(ctx)
+}
+
+// Branch implements Repo: the active bookmark, "" when none is active
+// (normal in Sapling, where bookmarks are optional).
+func (s *Sapling) Branch(ctx context.Context) (string, error) {
+	active, _, err := s.bookmarks(ctx)
+	return active, err
+}
+
+// SwitchBranch implements Repo with bookmarks: sl goto an existing one,
+// sl bookmark (which creates it at the current commit and activates it)
+// otherwise.
+func (s *Sapling) SwitchBranch(ctx context.Context, name string) (bool, error) {
+	if name == "" || strings.ContainsAny(name, " \t\n:") {
+		return false, fmt.Errorf("%q is not a valid bookmark name", name)
+	}
+	active, all, err := s.bookmarks(ctx)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case active == name:
+		return false, nil
+	case slices.Contains(all, name):
+		_, err := s.run(ctx, "goto", name)
+		return false, err
+	}
+	_, err = s.run(ctx, "bookmark", name)
+	return err == nil, err
+}
+
+// bookmarks lists the local bookmarks (sl bookmark): one per line, name
+// first, the active one preceded by a star ("* my_feature 15de72785").
+func (s *Sapling) bookmarks(ctx context.Context) (active string, all []string, err error) {
+	out, err := s.run(ctx, "bookmark")
+	if err != nil {
+		return "", nil, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(line, "no bookmarks") {
+			continue
+		}
+		if f[0] == "*" && len(f) > 1 {
+			active = f[1]
+			all = append(all, f[1])
+			continue
+		}
+		all = append(all, f[0])
+	}
+	return active, all, nil
+}
+
+// Status implements Repo: sl status prints "M path", "A path", "R path",
+// "! path" (missing) and "? path" (untracked) for what differs.
+func (s *Sapling) Status(ctx context.Context) ([]Change, error) {
+	out, err := s.run(ctx, "status")
+	if err != nil {
+		return nil, err
+	}
+	return parseSlStatus(out), nil
+}
+
+func parseSlStatus(out string) []Change {
+	var changes []Change
+	for _, line := range strings.Split(out, "\n") {
+		code, path, ok := strings.Cut(strings.TrimRight(line, "\r"), " ")
+		if ok && code != "" && path != "" {
+			changes = append(changes, Change{Code: code, Path: path})
+		}
+	}
+	return changes
+}
+
+// Show implements Repo with sl cat.
+func (s *Sapling) Show(ctx context.Context, rev, path string) ([]byte, error) {
+	if rev == "HEAD" {
+		rev = "."
+	}
+	out, err := s.run(ctx, "cat", "-r", rev, filepath.ToSlash(path))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// hashFile hashes a file's content; "" when it is gone.
+func hashFile(path string) string {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,139 @@
+package vcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Errors callers tell apart.
+var (
+	// ErrNotRepo is returned outside a git or Sapling repository.
+	ErrNotRepo = errors.New("not a git repository")
+	// ErrDetached is returned by Branch when git's HEAD names no branch.
+	ErrDetached = errors.New("HEAD is detached")
+)
+
+// Repo is a working tree under version control, git or Sapling: what a run
+// needs before it starts (branch, status) and during it (snapshots,
+// commits).
+type Repo interface {
+	// Kind is "git" or "sapling".
+	Kind() string
+	// Dir is the top of the working tree.
+	Dir() string
+	// Snapshot identifies the working tree's content, .ralph/ excepted.
+	Snapshot(ctx context.Context) (string, error)
+	// Changed counts the files that differ between two snapshots.
+	Changed(ctx context.Context, from, to string) (int, error)
+	// Commit records every change but .ralph/; "" when there was nothing
+	// to commit.
+	Commit(ctx context.Context, message string) (string, error)
+	// Branch is the checked-out branch (git) or active bookmark (Sapling,
+	// "" when none). Git's detached HEAD is ErrDetached.
+	Branch(ctx context.Context) (string, error)
+	// SwitchBranch checks out the branch, creating it at the current
+	// commit when it does not exist yet.
+	SwitchBranch(ctx context.Context, name string) (created bool, err error)
+	// Status lists what differs from the current commit, untracked files
+	// included and ignored files not.
+	Status(ctx context.Context) ([]Change, error)
+	// Show returns a file's content at a revision ("HEAD" or "." for the
+	// current commit); path is relative to Dir.
+	Show(ctx context.Context, rev, path string) ([]byte, error)
+}
+
+// Change is one entry of Status.
+type Change struct {
+	// Code is the short status as the tool prints it: "M", "??", "A",
+	// "D" for git; "M", "?", "A", "R", "!" for Sapling.
+	Code string
+	// Path is relative to the top of the working tree, with slashes.
+	Path string
+}
+
+// Detect opens the repository that contains dir. Sapling is asked first
+// (`sl root`, as rslph does): a Sapling checkout has a .sl directory at
+// its root. A git repository is used through git even when Sapling, which
+// can also drive git repositories, is installed: git has the worktrees
+// --parallel needs. env is the environment commands run with (nil:
+// inherit); its PATH is where sl is looked for.
+func Detect(ctx context.Context, dir string, env []string) (Repo, error) {
+	if s, err := OpenSapling(ctx, dir, env); err == nil {
+		if _, err := os.Stat(filepath.Join(s.Root, ".git")); err != nil {
+			return s, nil
+		}
+	}
+	g, err := Open(ctx, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// CmdError is a failed git or sl command, with what it printed on stderr.
+type CmdError struct {
+	Argv   []string
+	Code   int // exit code; -1 when it did not run
+	Stderr string
+	Err    error
+}
+
+func (e *CmdError) Error() string {
+	msg := e.Stderr
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("%s: %s", strings.Join(e.Argv, " "), msg)
+}
+
+func (e *CmdError) Unwrap() error { return e.Err }
+
+// exitCode is the exit code of a failed command, -1 when err is not one.
+func exitCode(err error) int {
+	var ce *CmdError
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return -1
+}
+
+// command runs one program in dir; a failure carries its stderr, which
+// says what went wrong better than an exit status.
+func command(ctx context.Context, dir string, environ, extraEnv []string, bin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(environ, extraEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		name := filepath.Base(bin)
+		return stdout.String(), &CmdError{Argv: append([]string{name}, args...), Code: code,
+			Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	}
+	return stdout.String(), nil
+}
+
+// environ is env, or the process's environment when env is nil.
+func environ(env []string) []string {
+	if env != nil {
+		return env
+	}
+	return os.Environ()
+}
+
+// ralphPath reports whether a repository-relative path is ralph's own
+// state directory, which is never snapshotted or committed.
+func ralphPath(p string) bool {
+	return p == ".ralph" || strings.HasPrefix(p, ".ralph/")
+}
