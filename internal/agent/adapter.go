@@ -62,9 +62,9 @@ func (b base) env(own ...string) []string {
 	return append(own, envList(b.opts.Env)...)
 }
 
-// invocation builds the usual invocation: the prompt on stdin.
-func (b base) stdinInvocation(l layout, req Request, own ...string) Invocation {
-	return Invocation{Argv: b.argv(l, req.Model), EnvSet: b.env(own...), Prompt: PromptStdin, Stdin: req.Prompt}
+// stdinInvocation builds the usual invocation: the prompt on stdin.
+func (b base) stdinInvocation(l layout, req Request) Invocation {
+	return Invocation{Argv: b.argv(l, req.Model), EnvSet: b.env(), Prompt: PromptStdin, Stdin: req.Prompt}
 }
 
 // argInvocation builds an invocation whose prompt is in argv; stdin is

@@ -202,19 +202,19 @@ func (d *codexDecoder) itemCompleted(it codexItem, emit func(Event)) {
 func codexToolCall(it codexItem) Event {
 	switch it.Type {
 	case "command_execution":
-		return Event{Kind: EventToolCall, Tool: "shell", ToolInput: oneLine(it.Command, maxToolInput)}
+		return Event{Kind: EventToolCall, Tool: "shell", ToolInput: oneLine(it.Command)}
 	case "mcp_tool_call":
 		var args map[string]json.RawMessage
 		_ = json.Unmarshal(it.Arguments, &args)
 		return Event{Kind: EventToolCall, Tool: it.Server + "." + it.Tool, ToolInput: keyArg(args)}
 	case "web_search":
-		return Event{Kind: EventToolCall, Tool: "web_search", ToolInput: oneLine(it.Query, maxToolInput)}
+		return Event{Kind: EventToolCall, Tool: "web_search", ToolInput: oneLine(it.Query)}
 	}
 	var paths []string
 	for _, c := range it.Changes {
 		paths = append(paths, strings.TrimSpace(c.Kind+" "+c.Path))
 	}
-	return Event{Kind: EventToolCall, Tool: "file_change", ToolInput: oneLine(strings.Join(paths, ", "), maxToolInput)}
+	return Event{Kind: EventToolCall, Tool: "file_change", ToolInput: oneLine(strings.Join(paths, ", "))}
 }
 
 func codexToolOutput(it codexItem) string {

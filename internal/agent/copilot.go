@@ -103,20 +103,20 @@ type copilotLine struct {
 	SessionID string `json:"sessionId"`
 	ExitCode  *int   `json:"exitCode"`
 	Data      *struct {
-		Content      string                     `json:"content"`
-		ToolCallID   string                     `json:"toolCallId"`
-		ToolName     string                     `json:"toolName"`
-		Arguments    map[string]json.RawMessage `json:"arguments"`
-		Success      *bool                      `json:"success"`
-		Result       *struct {
+		Content    string                     `json:"content"`
+		ToolCallID string                     `json:"toolCallId"`
+		ToolName   string                     `json:"toolName"`
+		Arguments  map[string]json.RawMessage `json:"arguments"`
+		Success    *bool                      `json:"success"`
+		Result     *struct {
 			Content string `json:"content"`
 		} `json:"result"`
-		Error        json.RawMessage            `json:"error"`
-		StatusCode   int                        `json:"statusCode"`
-		ErrorType    string                     `json:"errorType"`
-		Message      string                     `json:"message"`
-		ErrorMessage string                     `json:"errorMessage"`
-		ModelMetrics copilotMetrics             `json:"modelMetrics"`
+		Error        json.RawMessage `json:"error"`
+		StatusCode   int             `json:"statusCode"`
+		ErrorType    string          `json:"errorType"`
+		Message      string          `json:"message"`
+		ErrorMessage string          `json:"errorMessage"`
+		ModelMetrics copilotMetrics  `json:"modelMetrics"`
 		// assistant.usage
 		InputTokens      *int64 `json:"inputTokens"`
 		OutputTokens     int64  `json:"outputTokens"`

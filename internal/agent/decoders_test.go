@@ -559,7 +559,8 @@ func TestCursorDecoder(t *testing.T) {
 	}
 
 	// Failure: the stream ends early, the error is on stderr.
-	got, _ = runDecoded(t, "cursor", []byte(stream[:strings.Index(stream, `{"type":"tool_call"`)]), 1, "Error: You've hit your usage limit. Resets at 14:30.\n")
+	head, _, _ := strings.Cut(stream, `{"type":"tool_call"`)
+	got, _ = runDecoded(t, "cursor", []byte(head), 1, "Error: You've hit your usage limit. Resets at 14:30.\n")
 	if got.ErrorKind != ErrorUsageLimit || !got.IsError || !got.ResetAt.Equal(time.Date(2026, 11, 21, 14, 30, 0, 0, time.UTC)) {
 		t.Errorf("usage limit on stderr: error %v, kind %q, reset %v", got.IsError, got.ErrorKind, got.ResetAt)
 	}
@@ -600,7 +601,7 @@ func decoderFuzzSeeds(f *testing.F, fixtures ...string) {
 // Result once finished after a failed exit.
 func fuzzDecoder(t *testing.T, agent string, stream []byte) {
 	for _, exit := range []int{0, 1, 173} {
-		got, _ := runDecoded(t, agent, stream, exit, "")
+		got, _ := runDecodedIn(t, agent, Options{}, Request{}, stream, exit, "")
 		if len(got.Messages) > maxMessages {
 			t.Fatalf("%d messages kept", len(got.Messages))
 		}
@@ -651,7 +652,7 @@ func FuzzDecodeKiro(f *testing.F) {
 	f.Add([]byte("\x1b]8;;x\x07y\x1b]8;;\x07\r\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		fuzzDecoder(t, "kiro", stream)
-		got, _ := runDecoded(t, "kiro", stream, 0, "")
+		got, _ := runDecodedIn(t, "kiro", Options{}, Request{}, stream, 0, "")
 		if len(got.FinalText) > maxTextTail || !got.RawText {
 			t.Fatalf("FinalText %d bytes, RawText %v", len(got.FinalText), got.RawText)
 		}

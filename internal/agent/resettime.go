@@ -49,7 +49,7 @@ func parseReset(text string, now time.Time) (time.Time, bool) {
 const maxReset = 400 * 24 * time.Hour
 
 var (
-	unixFieldRE = regexp.MustCompile(`(?i)(?:usage limit reached\||"?(?:resets?_?at|x-ratelimit-reset(?:-requests|-tokens)?|anthropic-ratelimit-unified(?:-\w+)?-reset)"?\s*[:=]\s*"?)(\d{9,13})\b`)
+	unixFieldRE    = regexp.MustCompile(`(?i)(?:usage limit reached\||"?(?:resets?_?at|x-ratelimit-reset(?:-requests|-tokens)?|anthropic-ratelimit-unified(?:-\w+)?-reset)"?\s*[:=]\s*"?)(\d{9,13})\b`)
 	secondsFieldRE = regexp.MustCompile(`(?i)"?(?:resets?_in_seconds|reset_after_seconds|retry_after_seconds|retryAfterSeconds|retry[-_]after)"?\s*[:=]\s*"?(\d+(?:\.\d+)?)\b`)
 	msFieldRE      = regexp.MustCompile(`(?i)"?(?:retry[-_]after[-_]ms|retryAfterMs)"?\s*[:=]\s*"?(\d+)\b`)
 	retryDelayRE   = regexp.MustCompile(`(?i)"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"`)
@@ -157,7 +157,7 @@ func parseDuration(s string) (time.Duration, bool) {
 // an optional zone after them.
 func parseWhen(s string, now time.Time) (time.Time, bool) {
 	if m := isoRE.FindStringSubmatch(s); m != nil {
-		loc := now.Location()
+		var loc *time.Location
 		switch z := m[7]; {
 		case z == "Z" || z == "UTC":
 			loc = time.UTC

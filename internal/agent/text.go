@@ -12,20 +12,20 @@ func keyArg(input map[string]json.RawMessage) string {
 	for _, k := range [...]string{"command", "file_path", "path", "pattern", "url", "description", "query", "prompt"} {
 		var s string
 		if raw, ok := input[k]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
-			return oneLine(s, maxToolInput)
+			return oneLine(s)
 		}
 	}
 	return ""
 }
 
 // oneLine returns the first non-blank line of s, marked when more follows,
-// truncated to n bytes.
-func oneLine(s string, n int) string {
+// truncated for display.
+func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = strings.TrimSpace(s[:i]) + " …"
 	}
-	return truncate(s, n)
+	return truncate(s, maxToolInput)
 }
 
 // truncate cuts s to at most n bytes on a character boundary, marking the

@@ -80,10 +80,13 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	steer := loop.NewSteering()
-	render := newRenderer(opts.f, opts.NoTUI, opts.JSON, runView{
+	render, err := newRenderer(opts.f, opts.NoTUI, opts.JSON, runView{
 		dir: dir, plan: plan.Plan(), agent: "demo", model: "simulated", stop: stop, steer: steer,
 		newDecoder: demoDecoder,
 	})
+	if err != nil {
+		return err
+	}
 	err = demo.Run(ctx, dir, demo.Options{Speed: opts.Speed, Emit: render.Handle, Control: steer, Environ: opts.f.Environ()})
 	render.Close(err)
 	if !opts.JSON {

@@ -125,6 +125,12 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 		if _, err := g.Head(ctx); err != nil {
 			return fmt.Errorf("--parallel branches each task from the run branch's head: %w; make a first commit", err)
 		}
+		branch, _ := g.Branch(ctx)
+		for _, prefix := range []string{loop.TaskBranchPrefix, loop.ConflictBranchPrefix} {
+			if branch+"/" == prefix || strings.HasPrefix(branch, prefix) {
+				return usageError(fmt.Errorf("--parallel keeps its tasks' branches under %s: run it from another branch than %s", prefix, branch))
+			}
+		}
 	}
 	return nil
 }

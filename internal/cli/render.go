@@ -3,12 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/notify"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -27,11 +31,31 @@ type runView struct {
 	// p and s.
 	stop  context.CancelFunc
 	steer *loop.Steering
+	// notify announces milestones ([notify]); log records its failures.
+	notify config.Notify
+	log    *slog.Logger
 }
 
 // newRenderer picks how a run is shown: JSON lines with --json, plain
 // lines with --no-tui or without a terminal, the TUI otherwise.
-func newRenderer(f *Factory, noTUI, jsonOut bool, v runView) ui.Renderer {
+func newRenderer(f *Factory, noTUI, jsonOut bool, v runView) (ui.Renderer, error) {
+	r := screenRenderer(f, noTUI, jsonOut, v)
+	n, err := notify.New(v.notify, notify.Options{Dir: v.dir, Environ: f.Environ(), Log: v.log,
+		Warn: func(msg string) { r.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) }})
+	if err != nil {
+		r.Close(err)
+		return nil, err
+	}
+	if n == nil {
+		return r, nil
+	}
+	// The screen is given back first; the notifier may then wait a little
+	// for its last deliveries.
+	return ui.Tee{r, n}, nil
+}
+
+// screenRenderer is the renderer for the terminal or the pipe.
+func screenRenderer(f *Factory, noTUI, jsonOut bool, v runView) ui.Renderer {
 	io := f.IO
 	env := f.Environ()
 	color := io.TTY && getenv(env, "NO_COLOR") == ""

@@ -188,8 +188,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer stop()
 	steer := loop.NewSteering()
 	deps.Control = steer
-	render := ui.Tee{chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
-		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer}), ui.NewLog(logger)}
+	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
+		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger})
+	if err != nil {
+		return err
+	}
+	render := ui.Tee{screen, ui.NewLog(logger)}
 	deps.Emit = render.Handle
 	err = pre.run(ctx, lopts, deps)
 	render.Close(err)
@@ -210,8 +214,9 @@ func (g gates) Check(ctx context.Context, t task.Task) (bool, string, error) {
 	return g.r.Run(ctx, t.ID)
 }
 
-// chooseRenderer picks JSON, plain lines, or the TUI on a terminal.
-func chooseRenderer(opts *runOptions, v runView) ui.Renderer {
+// chooseRenderer picks JSON, plain lines, or the TUI on a terminal, and
+// adds the notifications [notify] asks for.
+func chooseRenderer(opts *runOptions, v runView) (ui.Renderer, error) {
 	return newRenderer(opts.f, opts.NoTUI, opts.JSON, v)
 }
 

@@ -55,6 +55,8 @@ func TestScripts(t *testing.T) {
 			"sizeof":   cmdSizeOf,
 			"mkbig":    cmdMkBig,
 			"exits":    cmdExits,
+			// notify_script_test.go
+			"notifysink": cmdNotifySink,
 		},
 	})
 }

@@ -284,6 +284,10 @@ func tasksList(opts *tasksOptions, env *tasksEnv) error {
 		if len(waiting) > 0 && env.status(t) == task.StatusOpen {
 			notes = append(notes, "after "+strings.Join(waiting, ", "))
 		}
+		if len(notes) == 0 {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", st, t.ID, t.Title)
+			continue
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st, t.ID, t.Title, strings.Join(notes, "; "))
 	}
 	return tw.Flush()

@@ -45,6 +45,44 @@ type Config struct {
 	// AllowDirty lets a run start on a working tree with changes that are
 	// not ralph's own (they end up in its commits).
 	AllowDirty bool `toml:"allow-dirty"`
+	// Notify is where the run's milestones are announced.
+	Notify Notify `toml:"notify"`
+}
+
+// Notify is the [notify] section: where a run announces its milestones
+// (started, task done or failed, waiting for a usage limit, completed,
+// stopped). Each target is on when its address is set. The values are
+// secrets as often as not: set them in the environment
+// (RALPH_NOTIFY_SLACK_WEBHOOK, ...) rather than in a committed file.
+type Notify struct {
+	// Events are the milestones announced; all of them by default.
+	Events []string `toml:"events"`
+	// Timeout bounds one delivery attempt; Retries are the attempts after
+	// a failed one, with backoff.
+	Timeout Duration `toml:"timeout"`
+	Retries int      `toml:"retries"`
+
+	SlackWebhook   string `toml:"slack-webhook"`
+	DiscordWebhook string `toml:"discord-webhook"`
+	TelegramToken  string `toml:"telegram-token"`
+	TelegramChatID string `toml:"telegram-chat-id"`
+	// TelegramAPI is the Bot API's base URL (tests point it elsewhere).
+	TelegramAPI string `toml:"telegram-api"`
+	NtfyServer  string `toml:"ntfy-server"`
+	NtfyTopic   string `toml:"ntfy-topic"`
+	NtfyToken   string `toml:"ntfy-token"`
+	// WebhookURL receives each event as a JSON object; WebhookHeaders are
+	// "Name: value" lines added to the request.
+	WebhookURL     string   `toml:"webhook-url"`
+	WebhookHeaders []string `toml:"webhook-headers"`
+	// Command is a shell command run for each event, with the event in
+	// RALPH_EVENT, RALPH_MESSAGE and RALPH_EVENT_JSON.
+	Command string `toml:"command"`
+}
+
+// NotifyEvents are the milestones [notify] can announce.
+func NotifyEvents() []string {
+	return []string{"started", "task_done", "task_failed", "waiting_for_limit", "completed", "stopped"}
 }
 
 // Gates is the [gates] section: shell commands run in the project after a
@@ -56,7 +94,7 @@ type Gates struct {
 
 // sections are the tables whose keys are written "section.key" in the
 // schema (gates.commands); the agents table has its own rules.
-func sections() []string { return []string{"gates"} }
+func sections() []string { return []string{"gates", "notify"} }
 
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
@@ -126,5 +164,7 @@ func Defaults() Config {
 		Gates:         Gates{Timeout: Duration(10 * time.Minute)},
 		// The same as the loop's default (config must not import it).
 		CommitTemplate: "feat: {{.ID}} - {{.Title}}",
+		Notify: Notify{Events: NotifyEvents(), Timeout: Duration(10 * time.Second), Retries: 3,
+			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
 	}
 }

@@ -59,6 +59,21 @@ var layerValues = map[string][3]string{
 	"gates.timeout":   {"1m", "2m", "3m"},
 	"commit-template": {"feat: {{.ID}}", "{{.ID}}: {{.Title}}", "chore({{.ID}}): {{.Title}}"},
 	"allow-dirty":     {"true", "false", "true"},
+
+	"notify.events":           {"started", "task_done,completed", "stopped"},
+	"notify.timeout":          {"1s", "2s", "3s"},
+	"notify.retries":          {"0", "1", "2"},
+	"notify.slack-webhook":    {"https://a.example/1", "https://a.example/2", "https://a.example/3"},
+	"notify.discord-webhook":  {"https://b.example/1", "https://b.example/2", "https://b.example/3"},
+	"notify.telegram-token":   {"1:a", "2:b", "3:c"},
+	"notify.telegram-chat-id": {"1", "2", "3"},
+	"notify.telegram-api":     {"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"},
+	"notify.ntfy-server":      {"https://n1.example", "https://n2.example", "https://n3.example"},
+	"notify.ntfy-topic":       {"t1", "t2", "t3"},
+	"notify.ntfy-token":       {"tk1", "tk2", "tk3"},
+	"notify.webhook-url":      {"https://w.example/1", "https://w.example/2", "https://w.example/3"},
+	"notify.webhook-headers":  {"A: 1", "B: 2,C: 3", "D: 4"},
+	"notify.command":          {"echo 1", "echo 2", "echo 3"},
 }
 
 // tomlLine writes key = value in TOML, from the environment form.
@@ -720,5 +735,40 @@ func TestCommitTemplateChecked(t *testing.T) {
 	}
 	if c.CommitTemplate != "feat: {{.ID}} - {{.Title}}" {
 		t.Errorf("a rejected value changed the template to %q", c.CommitTemplate)
+	}
+}
+
+func TestNotifyErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, file, want string }{
+		{"unknown event", "[notify]\nevents = [\"started\", \"done\"]\n",
+			`ralph.toml:2: notify.events: unknown event "done" (valid: started, task_done, task_failed, waiting_for_limit, completed, stopped)`},
+		{"not a URL, not repeated", "[notify]\nslack-webhook = \"hooks.slack.com/services/SECRET\"\n",
+			`ralph.toml:2: notify.slack-webhook: want an http:// or https:// URL`},
+		{"unknown key", "[notify]\nslack = \"x\"\n",
+			`ralph.toml:2: unknown key "notify.slack"`},
+		{"header", "[notify]\nwebhook-headers = [\"no colon\"]\n",
+			`ralph.toml:2: notify.webhook-headers: want "Name: value", got "no colon"`},
+		{"negative retries", "[notify]\nretries = -1\n",
+			`ralph.toml:2: notify.retries: want 0 or more, got -1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(LoadOptions{ProjectFile: writeFile(t, "ralph.toml", tc.file)})
+			if got := errString(err); !strings.Contains(got, tc.want) {
+				t.Errorf("error:\n got %s\nwant %s", got, tc.want)
+			}
+			if strings.Contains(errString(err), "SECRET") {
+				t.Errorf("the error repeats the secret: %v", err)
+			}
+		})
+	}
+	// Secrets come from the environment too.
+	c, err := Load(LoadOptions{Environ: []string{"RALPH_NOTIFY_TELEGRAM_TOKEN=123:abc", "RALPH_NOTIFY_EVENTS=completed,stopped"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Notify.TelegramToken != "123:abc" || !slices.Equal(c.Notify.Events, []string{"completed", "stopped"}) {
+		t.Errorf("notify from the environment: %+v", c.Notify)
 	}
 }

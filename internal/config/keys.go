@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	neturl "net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,7 +61,7 @@ func checkErrorPattern(kind, pattern string) string {
 
 // fields is the schema of the top-level keys, in documentation order.
 func fields() []field {
-	return []field{
+	return append([]field{
 		{key: "tasks", ptr: func(c *Config) any { return &c.Tasks },
 			doc: "plan file; empty: discover prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md"},
 		{key: "agent", ptr: func(c *Config) any { return &c.Agent },
@@ -126,7 +127,82 @@ func fields() []field {
 		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
 			doc:   "[gates] time limit of each gate command",
 			check: func(c *Config) string { return nonNegative(c.Gates.Timeout) }},
+	}, notifyFields()...)
+}
+
+// notifyFields are the keys of the [notify] section.
+func notifyFields() []field {
+	url := func(get func(c *Config) string) func(c *Config) string {
+		return func(c *Config) string { return checkURL(get(c)) }
 	}
+	return []field{
+		{key: "notify.events", ptr: func(c *Config) any { return &c.Notify.Events },
+			doc:   "[notify] milestones to announce: " + strings.Join(NotifyEvents(), ", "),
+			check: func(c *Config) string { return checkNotifyEvents(c.Notify.Events) }},
+		{key: "notify.timeout", ptr: func(c *Config) any { return &c.Notify.Timeout },
+			doc:   "[notify] time limit of one delivery attempt",
+			check: func(c *Config) string { return nonNegative(c.Notify.Timeout) }},
+		{key: "notify.retries", ptr: func(c *Config) any { return &c.Notify.Retries },
+			doc:   "[notify] attempts after a failed delivery, with backoff",
+			check: func(c *Config) string { return atLeast(c.Notify.Retries, 0) }},
+		{key: "notify.slack-webhook", ptr: func(c *Config) any { return &c.Notify.SlackWebhook },
+			doc:   "[notify] Slack incoming webhook URL (a secret)",
+			check: url(func(c *Config) string { return c.Notify.SlackWebhook })},
+		{key: "notify.discord-webhook", ptr: func(c *Config) any { return &c.Notify.DiscordWebhook },
+			doc:   "[notify] Discord webhook URL (a secret)",
+			check: url(func(c *Config) string { return c.Notify.DiscordWebhook })},
+		{key: "notify.telegram-token", ptr: func(c *Config) any { return &c.Notify.TelegramToken },
+			doc: "[notify] Telegram bot token (a secret); needs telegram-chat-id"},
+		{key: "notify.telegram-chat-id", ptr: func(c *Config) any { return &c.Notify.TelegramChatID },
+			doc: "[notify] Telegram chat to post to"},
+		{key: "notify.telegram-api", ptr: func(c *Config) any { return &c.Notify.TelegramAPI },
+			doc:   "[notify] Telegram Bot API base URL",
+			check: url(func(c *Config) string { return c.Notify.TelegramAPI })},
+		{key: "notify.ntfy-server", ptr: func(c *Config) any { return &c.Notify.NtfyServer },
+			doc:   "[notify] ntfy server URL",
+			check: url(func(c *Config) string { return c.Notify.NtfyServer })},
+		{key: "notify.ntfy-topic", ptr: func(c *Config) any { return &c.Notify.NtfyTopic },
+			doc: "[notify] ntfy topic to publish to (a secret on a public server)"},
+		{key: "notify.ntfy-token", ptr: func(c *Config) any { return &c.Notify.NtfyToken },
+			doc: "[notify] ntfy access token (a secret)"},
+		{key: "notify.webhook-url", ptr: func(c *Config) any { return &c.Notify.WebhookURL },
+			doc:   "[notify] URL that receives each event as a JSON object",
+			check: url(func(c *Config) string { return c.Notify.WebhookURL })},
+		{key: "notify.webhook-headers", ptr: func(c *Config) any { return &c.Notify.WebhookHeaders },
+			doc: "[notify] headers of the webhook's requests, \"Name: value\" each",
+			check: func(c *Config) string {
+				for _, h := range c.Notify.WebhookHeaders {
+					if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+						return fmt.Sprintf("want \"Name: value\", got %q", h)
+					}
+				}
+				return ""
+			}},
+		{key: "notify.command", ptr: func(c *Config) any { return &c.Notify.Command },
+			doc: "[notify] shell command run for each event ($RALPH_EVENT, $RALPH_MESSAGE, $RALPH_EVENT_JSON)"},
+	}
+}
+
+// checkURL accepts an empty value or an http(s) URL with a host.
+func checkURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := neturl.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// The value may be a secret: the message does not repeat it.
+		return "want an http:// or https:// URL"
+	}
+	return ""
+}
+
+func checkNotifyEvents(events []string) string {
+	for _, e := range events {
+		if !slices.Contains(NotifyEvents(), e) {
+			return fmt.Sprintf("unknown event %q (valid: %s)", e, strings.Join(NotifyEvents(), ", "))
+		}
+	}
+	return ""
 }
 
 func lookupField(key string) (field, bool) {

@@ -156,8 +156,11 @@ func (anthropicAPI) writeError(w http.ResponseWriter, t Turn) {
 }
 
 // retryHeaders sets Retry-After (whole seconds, rounded up) and its
-// millisecond variant.
+// millisecond variant, and X-Should-Retry when the turn forbids retries.
 func retryHeaders(w http.ResponseWriter, t Turn) {
+	if t.NoRetry {
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	if t.RetryAfter <= 0 {
 		return
 	}

@@ -42,6 +42,11 @@ type Turn struct {
 	ErrType    string
 	Reset      time.Time
 
+	// NoRetry sends x-should-retry: false, which the Stainless SDKs
+	// (Anthropic's and OpenAI's TypeScript clients) obey: the CLI gives up
+	// at once instead of backing off for minutes.
+	NoRetry bool
+
 	// repeat is how many requests the turn answers: 0 and 1 mean one,
 	// a negative number every request from here on.
 	repeat int
@@ -107,6 +112,12 @@ func Hang() Turn { return Turn{Kind: KindHang} }
 // Times makes the turn answer n requests in a row (retries included).
 func (t Turn) Times(n int) Turn {
 	t.repeat = max(n, 1)
+	return t
+}
+
+// WithoutRetry makes an error turn tell the client not to retry it.
+func (t Turn) WithoutRetry() Turn {
+	t.NoRetry = true
 	return t
 }
 

@@ -306,10 +306,10 @@ func (r *runner) noneLeft() error {
 	}
 	var failed, blocked []string
 	for _, t := range p.Tasks {
-		if t.Status != task.StatusOpen {
+		if t.Status == task.StatusDone {
 			continue
 		}
-		if r.st.Tasks[t.ID].Failed {
+		if r.st.Tasks[t.ID].Failed || t.Status == task.StatusFailed {
 			failed = append(failed, t.ID)
 		} else {
 			blocked = append(blocked, t.ID)

@@ -74,7 +74,11 @@ func (r *runner) renderPrompt(t task.Task) (string, error) {
 		MaxIterations:    r.opts.MaxIterations,
 	}
 	if r.opts.Prompt == "" {
-		return prompt.Render(prompt.DefaultName(r.opts.Ownership), prompt.Default(r.opts.Ownership), d)
+		text, err := prompt.Render(prompt.DefaultName(r.opts.Ownership), prompt.Default(r.opts.Ownership), d)
+		if err != nil {
+			return "", err
+		}
+		return withPlanContext(r.opts.Dir, text, p), nil
 	}
 	if r.opts.Ownership == OwnerRunner {
 		// The runner names the task; a user's plain prompt file cannot.

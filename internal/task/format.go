@@ -154,8 +154,19 @@ const supported = `prd.json (a JSON object with "userStories"), tasks.json (a JS
 	`progress.md (## Tasks with - [ ] items), a markdown checklist (- [ ] items), ` +
 	`a heading plan (### Task N: sections), a markdown plan with a fenced json task list`
 
-// taskHeadingRE matches the heading of a heading plan's task.
-var taskHeadingRE = regexp.MustCompile(`^(?:[✅❌]\s*)?(?i:task)\s+([A-Za-z0-9._-]*?[0-9][\w.-]*?)\s*(?::|\.\s|\s[-—–]\s|$)\s*(.*?)\s*$`)
+// taskHeadingRE matches the heading of a heading plan's task, once its ✅
+// and ❌ marks are removed: "Task 3: Title", "Task 2.1 — Title", "Task 4".
+var taskHeadingRE = regexp.MustCompile(`^(?i:task)\s+([A-Za-z0-9._-]*?[0-9][\w.-]*?)\s*(?::|\.\s|\s[-—–]\s|$)\s*(.*?)\s*$`)
+
+// taskHeading reads a heading plan's task heading.
+func taskHeading(text string) (id, title string, ok bool) {
+	bare := strings.TrimSpace(strings.NewReplacer("✅", " ", "❌", " ").Replace(text))
+	m := taskHeadingRE.FindStringSubmatch(bare)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], strings.Join(strings.Fields(m[2]), " "), true
+}
 
 // detect picks the format of a plan from its content, then its name. A JSON
 // object is prd.json even when it lacks "userStories", so that the user gets
@@ -182,7 +193,7 @@ func detect(path string, data []byte) (format, error) {
 		return mdJSONFormat{}, nil
 	}
 	for _, h := range doc.headings {
-		if h.level >= 2 && taskHeadingRE.MatchString(h.text) {
+		if _, _, ok := taskHeading(h.text); ok && h.level >= 2 {
 			return headingFormat{}, nil
 		}
 	}

@@ -188,7 +188,11 @@ func checkSetStatus(t *testing.T, fm format, path string, data []byte) {
 				t.Fatalf("setStatus(%q, %s) wrote an unreadable file: %v\n%s", task.ID, st, err, out)
 			}
 			want := clonePlan(before)
-			setTask(want, task.ID, st)
+			if st != StatusFailed || recordsFailure(fm) {
+				setTask(want, task.ID, st)
+			} else if !bytes.Equal(out, data) {
+				t.Fatalf("setStatus(%q, failed) changed a %s", task.ID, fm.name())
+			}
 			if diff := cmp.Diff(want, after, ignoreLine); diff != "" {
 				t.Fatalf("setStatus(%q, %s) (-want +got):\n%s\nfrom:\n%s\nto:\n%s", task.ID, st, diff, data, out)
 			}
@@ -197,6 +201,16 @@ func checkSetStatus(t *testing.T, fm format, path string, data []byte) {
 			}
 		}
 	}
+}
+
+// recordsFailure: the markdown formats mark failure in the file; the JSON
+// formats leave it to ralph's state (see jsontasks.go).
+func recordsFailure(fm format) bool {
+	switch fm.(type) {
+	case prdFormat, tasksJSONFormat, mdJSONFormat:
+		return false
+	}
+	return true
 }
 
 func TestSetStatusEveryFixture(t *testing.T) {
@@ -718,7 +732,7 @@ func TestRecordIteration(t *testing.T) {
 	}
 	got := string(mustRead(t, path))
 	// Everything before the log is untouched.
-	head := string(data[:bytes.Index(data, []byte("## Completed This Iteration"))])
+	head, _, _ := strings.Cut(string(data), "## Completed This Iteration")
 	if !strings.HasPrefix(got, head) {
 		t.Errorf("the part before the log changed:\n%s", got)
 	}
@@ -795,5 +809,32 @@ func TestFileSetStatusRefusesMovedPositionalTask(t *testing.T) {
 	}
 	if got := string(mustRead(t, path)); got != "- [x] a\n- [x] b\n- [ ] c\n" {
 		t.Errorf("merged file %q", got)
+	}
+}
+
+func TestContextFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"tasks.json", "plan.md", "activity.md"} {
+		writeFile(t, filepath.Join(dir, name), "x\n")
+	}
+	got := ContextFiles(&Plan{Path: filepath.Join(dir, "tasks.json"), Format: FormatTasksJSON})
+	var names []string
+	for _, f := range got {
+		names = append(names, filepath.Base(f.Path))
+	}
+	if diff := cmp.Diff([]string{"plan.md", "activity.md"}, names); diff != "" {
+		t.Errorf("tasks.json (-want +got):\n%s", diff)
+	}
+	// A markdown plan with a JSON list is plan.md itself: only activity.md.
+	got = ContextFiles(&Plan{Path: filepath.Join(dir, "plan.md"), Format: FormatMarkdownJSON})
+	if len(got) != 1 || filepath.Base(got[0].Path) != "activity.md" {
+		t.Errorf("markdown-json: %v", got)
+	}
+	if got := ContextFiles(&Plan{Path: filepath.Join(dir, "prd.json"), Format: FormatPRD}); got != nil {
+		t.Errorf("prd.json: %v", got)
+	}
+	if got := ContextFiles(&Plan{Path: filepath.Join(t.TempDir(), "tasks.json"), Format: FormatTasksJSON}); got != nil {
+		t.Errorf("no companions: %v", got)
 	}
 }

@@ -66,12 +66,12 @@ func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
 	var secs []headingSec
 	var taskHeads []*mdHeading
 	for _, h := range doc.headings {
-		if h.level >= 2 && taskHeadingRE.MatchString(h.text) {
+		if _, _, ok := taskHeading(h.text); ok && h.level >= 2 {
 			taskHeads = append(taskHeads, h)
 		}
 	}
 	for k, h := range taskHeads {
-		m := taskHeadingRE.FindStringSubmatch(h.text)
+		id, title, _ := taskHeading(h.text)
 		// A task runs to the next heading of its level or higher, or to the
 		// next task, whatever its level: a box belongs to one task only.
 		start, end := doc.section(h)
@@ -79,9 +79,7 @@ func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
 			end = min(end, taskHeads[k+1].start)
 		}
 		sec := headingSec{h: h, start: start, end: end}
-		t := mdTask{explicit: true, Task: Task{ID: m[1], Line: doc.line(h.start), Status: StatusOpen}}
-		t.Title = strings.TrimSpace(strings.NewReplacer(markDoneEmoji, "", markFailedEmoji, "").Replace(m[2]))
-		t.Title = strings.Join(strings.Fields(t.Title), " ")
+		t := mdTask{explicit: true, Task: Task{ID: id, Title: title, Line: doc.line(h.start), Status: StatusOpen}}
 		if t.Title == "" {
 			t.Title = "Task " + t.ID
 		}

@@ -33,25 +33,6 @@ func insertMember(data []byte, obj *jsonNode, key, val string) []byte {
 	return splice(data, last.val.end, last.val.end, ","+indent+key+sep+val)
 }
 
-// insertMemberAfter adds key: val right after the member named after, or as
-// the last member when there is none. The new member copies the separator
-// and layout between after and the member that follows it.
-func insertMemberAfter(data []byte, obj *jsonNode, after, key, val string) []byte {
-	i := -1
-	for k := range obj.members {
-		if obj.members[k].key == after {
-			i = k // the last one, as member() picks
-		}
-	}
-	if i < 0 || i == len(obj.members)-1 {
-		return insertMember(data, obj, key, val)
-	}
-	m, next := obj.members[i], obj.members[i+1]
-	gap := string(data[m.val.end:next.keyStart]) // ",\n      "
-	sep := string(data[m.keyEnd:m.val.start])
-	return splice(data, m.val.end, m.val.end, gap+key+sep+val)
-}
-
 // deleteMember removes the last member named key from obj together with one
 // separating comma, leaving the layout of the others as it was.
 func deleteMember(data []byte, obj *jsonNode, key string) []byte {

@@ -12,10 +12,15 @@ import (
 // userStories, ral's tasks.json array and the fenced JSON task list of a
 // markdown plan are all arrays of task objects with "passes" for done.
 //
-// Failure is recorded as "failed": true next to "passes" (ralph's own key:
-// snarktank's, ralph-tui's and ral's readers ignore keys they do not know),
-// so a task that ran out of attempts stays visible in the file; "passes":
-// true always wins over it, so a failed task is never done.
+// Failure: the runner's SetStatus(failed) leaves these files as they are.
+// They are shared with the tools that own them (snarktank's ralph.sh,
+// ralph-tui, ral), none of which has a failed state, and a key they would
+// not read only leaves the user's file changed; ralph keeps failed tasks in
+// .ralph/state.json, where `ralph tasks list` and the runner find them. A
+// "failed": true key is read, though, and written by `ralph convert` from a
+// plan that records failure, so that a round trip through JSON keeps it;
+// marking such a task done or open removes the key. "passes": true always
+// wins over it: a failed task is never done.
 
 // jsonRules are the differences between the JSON task formats.
 type jsonRules struct {
@@ -312,9 +317,10 @@ func describe(n *jsonNode) string {
 	return n.kind.String()
 }
 
-// setJSONStatus returns data with task i of the list that read reads set to
-// st: "passes" carries done, "failed" failure (see the top of this file).
-// Each step changes one member and re-reads the file, so offsets stay right.
+// setJSONStatus returns data with task id of the list that read reads set
+// to st: "passes" carries done; failure is not written (see the top of this
+// file). Each step changes one member and re-reads the file, so offsets stay
+// right.
 func setJSONStatus(path string, data []byte, id string, st Status, read func(path string, data []byte) (*jsonTasks, error)) ([]byte, error) {
 	d, err := read(path, data)
 	if err != nil {
@@ -329,8 +335,8 @@ func setJSONStatus(path string, data []byte, id string, st Status, read func(pat
 	default:
 		return nil, fmt.Errorf("unknown task status %q", st)
 	}
-	if d.plan.Tasks[i].Status == st {
-		return data, nil
+	if d.plan.Tasks[i].Status == st || st == StatusFailed {
+		return data, nil // failed: see the top of this file
 	}
 	out := data
 	// passes: true only for done; a failed or reopened task must not pass.
@@ -344,18 +350,12 @@ func setJSONStatus(path string, data []byte, id string, st Status, read func(pat
 	} else if st == StatusDone {
 		out = insertMember(out, n, `"passes"`, "true")
 	}
-	// failed: present and true only for failed.
+	// A failed task that is done or open again loses its "failed".
 	if d, err = read(path, out); err != nil {
 		return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
 	}
 	n = d.nodes[i]
-	m := n.member("failed")
-	switch {
-	case st == StatusFailed && m == nil:
-		out = insertMemberAfter(out, n, "passes", `"failed"`, "true")
-	case st == StatusFailed && !(m.val.kind == jsonBool && m.val.boolean):
-		out = splice(out, m.val.start, m.val.end, "true")
-	case st != StatusFailed && m != nil && m.val.kind == jsonBool && m.val.boolean:
+	if m := n.member("failed"); m != nil && m.val.kind == jsonBool && m.val.boolean {
 		out = deleteMember(out, n, "failed")
 	}
 

@@ -305,11 +305,11 @@ func (d *mdDoc) section(h *mdHeading) (start, end int) {
 	return start, end
 }
 
-// findHeading returns the first heading of the level whose text matches one
-// of names (case-insensitive), or nil.
-func (d *mdDoc) findHeading(level int, names ...string) *mdHeading {
+// findHeading returns the first ## heading whose text matches one of names
+// (case-insensitive), or nil: the sections of a progress.md.
+func (d *mdDoc) findHeading(names ...string) *mdHeading {
 	for _, h := range d.headings {
-		if h.level != level {
+		if h.level != 2 {
 			continue
 		}
 		for _, name := range names {

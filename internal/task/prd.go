@@ -17,8 +17,9 @@ import (
 // "category" string is read too (ralph writes it when converting a plan
 // that groups its tasks).
 //
-// A story that failed gets "failed": true next to its "passes" (see
-// jsontasks.go); a reset removes it again.
+// A story the runner gave up on is failed in .ralph/state.json only; the
+// file is left as it is (see jsontasks.go for why, and for the "failed" key
+// ralph reads).
 type prdFormat struct{}
 
 func (prdFormat) name() string { return "prd.json" }
@@ -123,4 +124,3 @@ func isStoriesLike(key string) bool {
 	}
 	return false
 }
-

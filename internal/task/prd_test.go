@@ -358,39 +358,28 @@ func TestSetStatusNoChange(t *testing.T) {
 
 func TestSetStatusFailed(t *testing.T) {
 	t.Parallel()
-	// Failure is "failed": true next to "passes"; done and open remove it
-	// again; passes: true is never left on a failed story.
+	// The runner's failure is not written (it lives in ralph's state); a
+	// "failed" key another writer left is removed when the story is done or
+	// open again.
 	tests := []struct {
 		name, in, id string
 		st           Status
 		want         string
 	}{
 		{
-			name: "open to failed, after passes",
-			in:   "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"notes\": \"\"\n  }\n]}\n",
+			name: "open to failed: nothing changes",
+			in:   `{"userStories": [{"id": "A", "passes": false}]}`,
 			id:   "A", st: StatusFailed,
-			want: "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"failed\": true,\n    \"notes\": \"\"\n  }\n]}\n",
+			want: `{"userStories": [{"id": "A", "passes": false}]}`,
 		},
 		{
-			name: "no passes: failed goes last",
-			in:   `{"userStories": [{"id": "A", "title": "t"}]}`,
-			id:   "A", st: StatusFailed,
-			want: `{"userStories": [{"id": "A", "title": "t", "failed": true}]}`,
-		},
-		{
-			name: "failed false becomes true",
-			in:   `{"userStories": [{"id": "A", "passes": false, "failed": false}]}`,
-			id:   "A", st: StatusFailed,
-			want: `{"userStories": [{"id": "A", "passes": false, "failed": true}]}`,
-		},
-		{
-			name: "done to failed clears passes",
+			name: "done to failed: nothing changes",
 			in:   `{"userStories": [{"id": "A", "passes": true}]}`,
 			id:   "A", st: StatusFailed,
-			want: `{"userStories": [{"id": "A", "passes": false, "failed": true}]}`,
+			want: `{"userStories": [{"id": "A", "passes": true}]}`,
 		},
 		{
-			name: "failed to open removes the member",
+			name: "failed to open removes the key",
 			in:   "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"failed\": true,\n    \"notes\": \"\"\n  }\n]}\n",
 			id:   "A", st: StatusOpen,
 			want: "{\"userStories\": [\n  {\n    \"id\": \"A\",\n    \"passes\": false,\n    \"notes\": \"\"\n  }\n]}\n",
@@ -408,16 +397,21 @@ func TestSetStatusFailed(t *testing.T) {
 			want: `{"userStories": [{"id": "A", "passes": true}]}`,
 		},
 		{
-			name: "already failed: nothing changes",
-			in:   `{"userStories": [{"id": "A", "failed": true}]}`,
-			id:   "A", st: StatusFailed,
-			want: `{"userStories": [{"id": "A", "failed": true}]}`,
+			name: "failed only member to done",
+			in:   `{"userStories": [{"id": "A"}, {"failed": true}]}`,
+			id:   "2", st: StatusDone,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := prdFormat{}.setStatus("p", []byte(tt.in), tt.id, tt.st)
+			if tt.want == "" {
+				if err == nil {
+					t.Fatalf("got %s, want an error (a story without an id)", got)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -425,6 +419,14 @@ func TestSetStatusFailed(t *testing.T) {
 				t.Errorf("file (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// In a ral task list the key can be a task's only member.
+	got, err := tasksJSONFormat{}.setStatus("t", []byte(`[{"description": "a"}, {"failed": true, "title": "b"}]`), "2", StatusOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`[{"description": "a"}, {"title": "b"}]`, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -97,13 +97,13 @@ func (progressFormat) parse(path string, data []byte) (*Plan, error) {
 // isProgressDoc: a ## Tasks (or Task List) section with a ## Status, a
 // "# Progress" title, or ralph-tui's sections.
 func isProgressDoc(doc *mdDoc) bool {
-	if doc.findHeading(2, "Completed Tasks", "Remaining Tasks", "Current Task") != nil {
+	if doc.findHeading("Completed Tasks", "Remaining Tasks", "Current Task") != nil {
 		return true
 	}
-	if doc.findHeading(2, "Tasks", "Task List") == nil {
+	if doc.findHeading("Tasks", "Task List") == nil {
 		return false
 	}
-	return doc.findHeading(2, "Status") != nil || strings.HasPrefix(strings.ToLower(doc.title()), "progress")
+	return doc.findHeading("Status") != nil || strings.HasPrefix(strings.ToLower(doc.title()), "progress")
 }
 
 // progressName is the plan name in "# Progress: NAME".
@@ -127,12 +127,12 @@ func readProgress(path string, data []byte) (*progressDoc, error) {
 	doc := parseMarkdown(data)
 	c := &mdChecker{path: path, doc: doc}
 	desc := ""
-	if h := doc.findHeading(2, "Analysis"); h != nil {
+	if h := doc.findHeading("Analysis"); h != nil {
 		start, end := doc.section(h)
 		desc = cleanBody(data[start:end])
 	}
-	tasksH := doc.findHeading(2, "Tasks", "Task List")
-	if tasksH == nil && doc.findHeading(2, "Completed Tasks", "Remaining Tasks", "Current Task") != nil {
+	tasksH := doc.findHeading("Tasks", "Task List")
+	if tasksH == nil && doc.findHeading("Completed Tasks", "Remaining Tasks", "Current Task") != nil {
 		return readTUIProgress(c, path, desc)
 	}
 	if tasksH == nil {
@@ -179,7 +179,7 @@ func readTUIProgress(c *mdChecker, path, desc string) (*progressDoc, error) {
 	var tasks []mdTask
 	var where []tuiStatus
 	for _, sec := range []string{"Completed Tasks", "Current Task"} {
-		h := doc.findHeading(2, sec)
+		h := doc.findHeading(sec)
 		if h == nil {
 			continue
 		}
@@ -216,7 +216,7 @@ func readTUIProgress(c *mdChecker, path, desc string) (*progressDoc, error) {
 			where = append(where, ws)
 		}
 	}
-	if h := doc.findHeading(2, "Remaining Tasks"); h != nil {
+	if h := doc.findHeading("Remaining Tasks"); h != nil {
 		start, end := doc.section(h)
 		for _, it := range doc.items {
 			if it.lineStart < start || it.lineStart >= end || it.depth != 0 {
@@ -298,7 +298,7 @@ func syncRalphDone(path string, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := d.doc.findHeading(2, "Status")
+	h := d.doc.findHeading("Status")
 	if h == nil {
 		return data, nil
 	}

@@ -125,7 +125,7 @@ func (progressFormat) record(path string, data []byte, r IterationRecord) ([]byt
 // nl, the file's line ending.
 func setSection(data []byte, nl, name string, body func(old string) string) []byte {
 	doc := parseMarkdown(data)
-	h := doc.findHeading(2, name)
+	h := doc.findHeading(name)
 	if h == nil {
 		end := len(strings.TrimRight(string(data), " \t\r\n"))
 		s := "\n\n## " + name + "\n\n"

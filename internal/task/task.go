@@ -60,11 +60,13 @@ func (p *Plan) Task(id string) (Task, bool) {
 	return Task{}, false
 }
 
-// Open reports how many tasks are neither done nor failed.
+// Open reports how many tasks are not done: open, or failed in the plan. A
+// plan is finished when Open is 0; a failed task keeps it unfinished, since
+// failed is never done (the formats that can say "failed" do).
 func (p *Plan) Open() int {
 	n := 0
 	for _, t := range p.Tasks {
-		if t.Status == StatusOpen {
+		if t.Status != StatusDone {
 			n++
 		}
 	}

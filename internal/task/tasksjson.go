@@ -12,8 +12,8 @@ import "fmt"
 // (a string or a whole number); its title is "title" or, as ral writes
 // it, the description. "steps" are its acceptance criteria
 // ("acceptanceCriteria" is read too); "priority", "dependsOn" and "notes"
-// are read as in prd.json. Done is "passes": true; failed is "failed": true
-// (see jsontasks.go). The runner accepts ral's <promise>success</promise>
+// are read as in prd.json. Done is "passes": true; failure stays in ralph's
+// state (see jsontasks.go). The runner accepts ral's <promise>success</promise>
 // as TASK_DONE.
 type tasksJSONFormat struct{}
 

@@ -189,7 +189,7 @@ func (p *transcriptPrinter) summary(r agent.Result) {
 	if r.HasCost && r.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", r.CostUSD))
 	}
-	if r.ContextUsedPercent > 0 {
+	if r.ContextUsedPercent >= 0.5 {
 		parts = append(parts, fmt.Sprintf("context %.0f%%", r.ContextUsedPercent))
 	}
 	switch {

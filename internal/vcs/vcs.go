@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -108,7 +109,8 @@ func exitCode(err error) int {
 func command(ctx context.Context, dir string, environ, extraEnv []string, bin string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(environ, extraEnv...)
+	// A fresh slice: environ may be shared by commands running at once.
+	cmd.Env = append(slices.Clip(environ), extraEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

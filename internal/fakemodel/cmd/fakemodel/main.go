@@ -52,6 +52,7 @@ func run() int {
 	text := fs.String("text", "Done. <promise>TASK_DONE</promise>", "final text")
 	retryAfter := fs.Duration("retry-after", 2*time.Second, "Retry-After of rate-limit")
 	reset := fs.Duration("reset", time.Hour, "time until a usage-limit resets")
+	noRetry := fs.Bool("no-retry", false, "error scenarios send x-should-retry: false")
 	bodies := fs.String("bodies", "", "write each request body to `DIR`/NNN-API.json")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -82,6 +83,11 @@ func run() int {
 		return 1
 	}
 	defer srv.Close()
+	if *noRetry {
+		for i := range turns {
+			turns[i] = turns[i].WithoutRetry()
+		}
+	}
 	srv.Script(turns...)
 	fmt.Println(srv.URL)
 

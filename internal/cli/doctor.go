@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/vcs"
+)
+
+type doctorOptions struct {
+	f    *Factory
+	All  bool
+	JSON bool
+	// VersionTimeout bounds each `AGENT --version`.
+	VersionTimeout time.Duration
+}
+
+const doctorLong = `Check that a run can start: the configured agent is installed, answers
+--version and looks logged in; git is there and the project is a repository;
+ralph.toml is valid; the plan is found and parses. Nothing is sent to a
+model.
+
+Each problem comes with its fix. The exit code is 1 when something the run
+needs is missing or broken (the agent's executable, the config, the plan);
+warnings (credentials not found, no git repository) leave it 0.
+
+Credentials are looked for, never used: each agent's API key variables
+(ANTHROPIC_API_KEY for claude, OPENAI_API_KEY for codex, GEMINI_API_KEY for
+gemini, ...) and its login files under HOME (~/.claude/.credentials.json,
+~/.codex/auth.json, ~/.gemini/oauth_creds.json, ...). A CLI that keeps its
+login in the system keyring may be logged in even when none is found.`
+
+func newCmdDoctor(f *Factory, runF func(*doctorOptions) error) *cobra.Command {
+	opts := &doctorOptions{f: f, VersionTimeout: 10 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the agent, git, config and plan before a run",
+		Long:  doctorLong,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDoctor(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "check every known agent, not only the configured one")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the checks as one JSON object")
+	return cmd
+}
+
+// Check statuses.
+const (
+	checkOK   = "ok"
+	checkWarn = "warn"
+	checkFail = "fail"
+)
+
+// check is one line of the report.
+type check struct {
+	Section string `json:"section"`
+	Name    string `json:"check"`
+	Status  string `json:"status"`
+	Detail  string `json:"detail"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+type doctorReport struct {
+	OK     bool    `json:"ok"`
+	Checks []check `json:"checks"`
+}
+
+func (r *doctorReport) add(section, name, status, detail, fix string) {
+	r.Checks = append(r.Checks, check{Section: section, Name: name, Status: status, Detail: detail, Fix: fix})
+}
+
+func runDoctor(ctx context.Context, opts *doctorOptions) error {
+	dir, err := opts.f.ProjectDir()
+	if err != nil {
+		return err
+	}
+	var r doctorReport
+	cfg, cfgOK := doctorConfig(&r, opts.f, dir)
+	names := []string{cfg.Agent}
+	if opts.All {
+		names = nil
+		for _, name := range agent.Names() {
+			// The command agent is whatever program is configured: only
+			// worth a look when one is.
+			if _, set := cfg.Agents[name]; name != "command" || name == cfg.Agent || set {
+				names = append(names, name)
+			}
+		}
+	}
+	for _, name := range names {
+		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent)
+	}
+	doctorGit(ctx, &r, dir, opts.f.Environ())
+	if cfgOK {
+		doctorPlan(&r, dir, cfg.Tasks)
+	} else {
+		r.add("plan", "plan", checkWarn, "not checked: the config is invalid", "fix the config first")
+	}
+
+	r.OK = true
+	for _, c := range r.Checks {
+		if c.Status == checkFail {
+			r.OK = false
+		}
+	}
+	w := opts.f.IO.Out
+	if opts.JSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else if err := printDoctor(w, r); err != nil {
+		return err
+	}
+	if !r.OK {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%w: doctor found problems", errSilent)}
+	}
+	return nil
+}
+
+// doctorConfig loads and validates the config; on failure the checks go on
+// with the defaults.
+func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool) {
+	cfg, err := f.Config(dir)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph init writes a commented ralph.toml)")
+		return config.Defaults(), false
+	}
+	source := "defaults"
+	files := []string{config.UserFile(f.Environ()), filepath.Join(dir, "ralph.toml")}
+	if f.ConfigFile != "" {
+		files[1] = f.ConfigFile
+	}
+	for _, file := range files {
+		if file != "" && fileExists(file) {
+			source += " < " + file
+		}
+	}
+	r.add("config", "config", checkOK, "valid ("+source+")", "")
+	return cfg, true
+}
+
+// doctorAgent checks one agent: executable, version, credentials. A
+// problem with the configured agent fails the check; with another one
+// (--all) it is a warning.
+func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir string, cfg config.Config, name string, configured bool) {
+	section := "agent " + name
+	if configured {
+		section += " (configured)"
+	}
+	missing := checkWarn
+	if configured {
+		missing = checkFail
+	}
+	ac := cfg.Agents[name]
+	ad, err := agent.New(name, agent.Options{
+		Command: ac.Command, Args: ac.Args, ExtraArgs: ac.ExtraArgs, Env: ac.Env, Output: ac.Output,
+		ErrorPatterns: ac.ErrorPatterns,
+	})
+	if err != nil {
+		fix := "set agent to one of " + strings.Join(agent.Names(), ", ")
+		if name == "command" {
+			fix = "set [agents.command] command (and output) in ralph.toml"
+		}
+		r.add(section, "adapter", missing, err.Error(), fix)
+		return
+	}
+	setup, known := agent.SetupOf(name)
+	env := opts.f.Environ()
+	if inv, err := ad.Invocation(agent.Request{PromptFile: "prompt.md"}); err == nil {
+		env = append(env, inv.EnvSet...) // the agent's own variables count
+	}
+	exe := agent.Executable(ad)
+	path, err := agent.LookPath(exe, dir, env)
+	if err != nil {
+		fix := fmt.Sprintf("set agents.%s.command in ralph.toml to its path", name)
+		if known && ac.Command == "" {
+			fix = "install it (" + setup.Install + ") or " + fix
+		}
+		r.add(section, "executable", missing, fmt.Sprintf("%s not found on PATH", exe), fix)
+		return
+	}
+	r.add(section, "executable", checkOK, path, "")
+
+	if name == "command" {
+		r.add(section, "version", checkOK, "not checked: a custom command may not take --version", "")
+	} else if v, err := agent.Version(ctx, path, dir, env, opts.VersionTimeout); err != nil {
+		r.add(section, "version", checkWarn, err.Error(), "check the installation: run `"+exe+" --version` yourself")
+	} else {
+		r.add(section, "version", checkOK, v, "")
+	}
+
+	if !known {
+		r.add(section, "credentials", checkOK, "not checked: a custom command", "")
+		return
+	}
+	if found := setup.Credentials(env); found != "" {
+		r.add(section, "credentials", checkOK, found, "")
+		return
+	}
+	looked := append(append([]string(nil), setup.EnvVars...), setup.Files...)
+	detail := "none found (looked for " + strings.Join(looked, ", ") + ")"
+	if setup.Keyring {
+		detail += "; it may keep its login in the system keyring"
+	}
+	r.add(section, "credentials", checkWarn, detail, setup.Login)
+}
+
+func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
+	g, err := vcs.Open(ctx, dir, env)
+	switch {
+	case errors.Is(err, vcs.ErrNotRepo):
+		r.add("git", "repository", checkWarn, "git is installed but "+dir+" is not in a repository: nothing will be committed",
+			"run `git init` (ralph commits each accepted task)")
+	case err != nil:
+		r.add("git", "git", checkWarn, err.Error(), "install git: ralph commits each accepted task with it")
+	default:
+		r.add("git", "repository", checkOK, g.Root, "")
+	}
+}
+
+func doctorPlan(r *doctorReport, dir, configured string) {
+	path := configured
+	if path == "" {
+		p, err := task.Discover(dir)
+		if err != nil {
+			r.add("plan", "plan", checkFail, err.Error(), "create one with `ralph plan`, or name it: ralph run PLAN")
+			return
+		}
+		path = p
+	} else if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	f, err := task.Load(path)
+	if err != nil {
+		r.add("plan", "plan", checkFail, err.Error(), "correct the plan at the place named above")
+		return
+	}
+	p := f.Plan()
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = path
+	}
+	tasks := fmt.Sprintf("%d tasks", len(p.Tasks))
+	if len(p.Tasks) == 1 {
+		tasks = "1 task"
+	}
+	r.add("plan", "plan", checkOK, fmt.Sprintf("%s: %s, %d open (%s format)", rel, tasks, p.Open(), p.Format), "")
+}
+
+func printDoctor(w io.Writer, r doctorReport) error {
+	section := ""
+	problems := 0
+	for _, c := range r.Checks {
+		if c.Section != section {
+			section = c.Section
+			fmt.Fprintln(w, section)
+		}
+		mark := map[string]string{checkOK: "ok  ", checkWarn: "warn", checkFail: "FAIL"}[c.Status]
+		fmt.Fprintf(w, "  %s  %-12s %s\n", mark, c.Name, c.Detail)
+		if c.Fix != "" && c.Status != checkOK {
+			fmt.Fprintf(w, "        %-12s fix: %s\n", "", c.Fix)
+		}
+		if c.Status != checkOK {
+			problems++
+		}
+	}
+	var err error
+	switch {
+	case !r.OK:
+		_, err = fmt.Fprintf(w, "\n%d problem(s); a run cannot start until the FAIL lines are fixed\n", problems)
+	case problems > 0:
+		_, err = fmt.Fprintf(w, "\n%d warning(s); a run can start\n", problems)
+	default:
+		_, err = fmt.Fprintln(w, "\nall checks passed")
+	}
+	return err
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
