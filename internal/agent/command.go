@@ -64,7 +64,8 @@ func (c command) Invocation(req Request) (Invocation, error) {
 
 func (c command) NewDecoder() Decoder { return c.newDecoder(c.now) }
 
-// dialect is one output format the command adapter reads.
+// dialectDecoder makes a decoder for one output format, reading reset
+// times against now.
 type dialectDecoder = func(now func() time.Time) Decoder
 
 // dialects lists the output formats the command adapter reads: plain text

@@ -266,7 +266,8 @@ func (v *logView) followOne(ctx context.Context, poll time.Duration, path string
 				}
 			}
 			if next {
-				return true, waitFile(ctx, poll, transcriptPath(v.dir, v.runID, v.iteration+1))
+				waitFile(ctx, poll, transcriptPath(v.dir, v.runID, v.iteration+1))
+				return ctx.Err() == nil, nil
 			}
 			return false, nil
 		}
@@ -298,15 +299,15 @@ func iterationOver(st state.State, runID string, iteration int) (over, next bool
 	return false, false
 }
 
-// waitFile waits for a file to appear.
-func waitFile(ctx context.Context, poll time.Duration, path string) error {
+// waitFile waits for a file to appear, or ctx to end.
+func waitFile(ctx context.Context, poll time.Duration, path string) {
 	for {
 		if _, err := os.Stat(path); err == nil {
-			return nil
+			return
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(poll):
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,19 +84,32 @@ func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan
 // branch.
 func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 	git := s.repo.Kind() == "git"
-	if _, err := s.repo.Branch(ctx); errors.Is(err, vcs.ErrDetached) {
+	if s.parallel > 1 {
+		g, ok := s.repo.(*vcs.Git)
+		if !ok {
+			return usageError(fmt.Errorf("--parallel needs git worktrees; this is a %s checkout: run with --parallel 1", s.repo.Kind()))
+		}
+		if _, err := g.Head(ctx); err != nil {
+			return fmt.Errorf("--parallel branches each task from the run branch's head: %w; make a first commit", err)
+		}
+	}
+	from, err := s.repo.Branch(ctx)
+	if errors.Is(err, vcs.ErrDetached) {
 		return fmt.Errorf("%v: ralph commits each task to a branch, and commits on a detached HEAD are easily lost "+
 			"(a rebase or bisect may be in progress); finish it, or check out a branch: git switch BRANCH, or git switch -c NEW-BRANCH", err)
 	} else if err != nil {
 		return err
+	}
+	branch := s.plan.Plan().Branch
+	if run := cmp.Or(branch, from); s.parallel > 1 && reserved(run) != "" {
+		return usageError(fmt.Errorf("--parallel keeps its tasks' branches under %s: run it on another branch than %s", reserved(run), run))
 	}
 	if !cfg.AllowDirty {
 		if err := s.checkClean(ctx, cfg); err != nil {
 			return err
 		}
 	}
-	if branch := s.plan.Plan().Branch; branch != "" {
-		from, _ := s.repo.Branch(ctx)
+	if branch != "" {
 		created, err := s.repo.SwitchBranch(ctx, branch)
 		what := "branch"
 		if !git {
@@ -117,22 +131,18 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 			return err
 		}
 	}
-	if s.parallel > 1 {
-		g, ok := s.repo.(*vcs.Git)
-		if !ok {
-			return usageError(fmt.Errorf("--parallel needs git worktrees; this is a %s checkout: run with --parallel 1", s.repo.Kind()))
-		}
-		if _, err := g.Head(ctx); err != nil {
-			return fmt.Errorf("--parallel branches each task from the run branch's head: %w; make a first commit", err)
-		}
-		branch, _ := g.Branch(ctx)
-		for _, prefix := range []string{loop.TaskBranchPrefix, loop.ConflictBranchPrefix} {
-			if branch+"/" == prefix || strings.HasPrefix(branch, prefix) {
-				return usageError(fmt.Errorf("--parallel keeps its tasks' branches under %s: run it from another branch than %s", prefix, branch))
-			}
+	return nil
+}
+
+// reserved returns the prefix of --parallel's own branches that a branch
+// name would clash with, "" when none.
+func reserved(branch string) string {
+	for _, prefix := range []string{loop.TaskBranchPrefix, loop.ConflictBranchPrefix} {
+		if branch+"/" == prefix || strings.HasPrefix(branch, prefix) {
+			return prefix
 		}
 	}
-	return nil
+	return ""
 }
 
 // checkClean refuses a working tree with changes that are not ralph's

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
@@ -72,7 +73,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	}
 	d := config.Defaults()
 	fl := cmd.Flags()
-	fl.String("agent", d.Agent, "agent CLI: claude or command")
+	fl.String("agent", d.Agent, "agent CLI: "+strings.Join(agent.Names(), ", "))
 	fl.String("model", "", "model to ask the agent for")
 	fl.String("prompt", "", "prompt template `FILE` (default: the embedded one)")
 	fl.IntP("max-iterations", "n", d.MaxIterations, "stop after `N` agent runs (0: no limit)")

@@ -304,7 +304,7 @@ func tasksNext(opts *tasksOptions, env *tasksEnv) error {
 		return err
 	}
 	msg := "nothing to do: every task is done"
-	if p.Open() > 0 || len(p.Blocked(env.failed)) > 0 {
+	if p.Open() > 0 {
 		msg = "nothing can run: the open tasks failed or wait on failed ones; fix the cause and `ralph tasks reset ID`"
 	}
 	_, err := fmt.Fprintln(opts.f.IO.Out, msg)

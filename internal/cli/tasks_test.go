@@ -21,7 +21,7 @@ func TestTasksFlags(t *testing.T) {
 		args []string
 		want tasksOptions
 	}{
-		{nil, tasksOptions{Action: "list"}},
+		{[]string{}, tasksOptions{Action: "list"}},
 		{[]string{"list", "--json", "--plan", "x.md"}, tasksOptions{Action: "list", JSON: true, Plan: "x.md"}},
 		{[]string{"--plan", "x.md", "show", "US-1"}, tasksOptions{Action: "show", Arg: "US-1", Plan: "x.md"}},
 		{[]string{"reset", "3"}, tasksOptions{Action: "reset", Arg: "3"}},

@@ -82,31 +82,43 @@ func progress(now time.Time, id, what, learned string) string {
 	return fmt.Sprintf("## %s - %s\n- %s\n- **Learnings for future iterations:**\n  - %s\n---\n", now.Format("2006-01-02 15:04"), id, what, learned)
 }
 
-func bash(cmd string) map[string]any  { return map[string]any{"command": cmd} }
-func file(path string) map[string]any { return map[string]any{"file_path": path} }
-func write(path, content string) step {
-	return step{pause: 450 * ms, tool: "Write", input: file(path), do: writeFile(path, content), usage: [2]int64{60, 420}}
-}
-func edit(path, content string) step {
-	return step{pause: 450 * ms, tool: "Edit", input: file(path), do: writeFile(path, content), usage: [2]int64{60, 260}}
-}
+// The steps of the scripts. Pauses are at speed 1; usage is the input and
+// output tokens of the step's message.
+
+func say(text string) step { return step{pause: 350 * ms, text: text, usage: [2]int64{120, 90}} }
+
 func read(path, content string) step {
 	return step{pause: 300 * ms, tool: "Read", input: file(path), out: content}
 }
-func run(cmd, out string) step {
-	return step{pause: 400 * ms, tool: "Bash", input: bash(cmd), out: out}
+
+func write(path, content string) step {
+	return step{pause: 450 * ms, tool: "Write", input: file(path), do: writeFile(path, content), usage: [2]int64{60, 420}}
 }
-func say(text string) step { return step{pause: 350 * ms, text: text, usage: [2]int64{120, 90}} }
+
+func edit(path, content string) step {
+	return step{pause: 450 * ms, tool: "Edit", input: file(path), do: writeFile(path, content), usage: [2]int64{60, 260}}
+}
+
+// note appends to progress.txt, as the prompt asks.
+func note(entry string) step {
+	return step{pause: 250 * ms, tool: "Edit", input: file("progress.txt"), do: appendFile("progress.txt", entry)}
+}
+
+func run(cmd, out string) step {
+	return step{pause: 400 * ms, tool: "Bash", input: map[string]any{"command": cmd}, out: out}
+}
+
 func done(text string) step {
 	return step{pause: 300 * ms, final: text + "\n\n<promise>TASK_DONE</promise>", usage: [2]int64{80, 140}}
 }
-func note(path, entry string) step {
-	return step{pause: 250 * ms, tool: "Edit", input: file(path), do: appendFile(path, entry)}
-}
+
 func failed(text, why string) step {
 	return step{pause: 300 * ms, final: text + "\n\n<promise>TASK_FAILED</promise> " + why}
 }
+
 func usageLimit(after time.Duration) step { return step{pause: 500 * ms, limit: after} }
+
+func file(path string) map[string]any { return map[string]any{"file_path": path} }
 
 const ms = time.Millisecond
 
@@ -122,7 +134,7 @@ func script(id string, call int, now time.Time) []step {
 			write("greet.go", greetV1),
 			write("greet_test.go", greetTestV1),
 			run("go test ./...", "ok  \tgreeter\t0.004s"),
-			note("progress.txt", progress(now, "DEMO-1", "Added Greet() and its test (greet.go, greet_test.go)",
+			note(progress(now, "DEMO-1", "Added Greet() and its test (greet.go, greet_test.go)",
 				"go test ./... is the project's check")),
 			done("Greet() returns \"Hello, world!\" and `go test ./...` passes."),
 		}
@@ -142,7 +154,7 @@ func script(id string, call int, now time.Time) []step {
 			read("greet.go", greetV2Bug),
 			edit("greet.go", greetV2),
 			run("go test ./...", "ok  \tgreeter\t0.004s"),
-			note("progress.txt", progress(now, "DEMO-2", "Greet(name) greets by name; empty greets the world",
+			note(progress(now, "DEMO-2", "Greet(name) greets by name; empty greets the world",
 				"run the tests before claiming done: the first attempt missed a \"!\"")),
 			done("Greet(\"Ada\") returns \"Hello, Ada!\" and the tests pass."),
 		}
@@ -155,7 +167,7 @@ func script(id string, call int, now time.Time) []step {
 			write("farewell_test.go", farewellTest),
 			{pause: 400 * ms, retry: "overloaded"},
 			run("go test ./...", "ok  \tgreeter\t0.005s"),
-			note("progress.txt", progress(now, "DEMO-3", "Added Farewell(name) and its test", "one file per function, a test beside each")),
+			note(progress(now, "DEMO-3", "Added Farewell(name) and its test", "one file per function, a test beside each")),
 			done("Farewell(\"Ada\") returns \"Goodbye, Ada!\"; the tests pass."),
 		}
 	case id == "DEMO-4":
@@ -163,7 +175,7 @@ func script(id string, call int, now time.Time) []step {
 			read("README.md", readme),
 			edit("README.md", readme+readmeUsage),
 			run("go vet ./...", ""),
-			note("progress.txt", progress(now, "DEMO-4", "Documented Greet and Farewell in README.md", "README.md holds the usage")),
+			note(progress(now, "DEMO-4", "Documented Greet and Farewell in README.md", "README.md holds the usage")),
 			done("README.md shows how to greet and say goodbye."),
 		}
 	}

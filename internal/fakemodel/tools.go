@@ -77,6 +77,11 @@ func chooseCall(tools []tool, t Turn) (toolCall, error) {
 	return tc, nil
 }
 
+// shellDescription describes a scripted command where the tool asks for
+// a description: a short capitalised sentence, which droid's summary
+// pattern (^[A-Z]\S*(?:\s+\S+){2,7}$) accepts.
+const shellDescription = "Run the scripted shell command"
+
 // commandKeys name the argument that holds the command, best first.
 var commandKeys = []string{"command", "cmd", "commands", "script", "shell_command"}
 
@@ -111,8 +116,8 @@ func shellArgs(schema map[string]any, cmd string) map[string]any {
 		args[key] = cmd
 	}
 	for _, k := range []string{"description", "summary"} {
-		if p, ok := props[k].(map[string]any); ok && typeOf(p) == "string" {
-			args[k] = "Run " + cmd
+		if p, ok := props[k].(map[string]any); ok && typeOf(p) == "string" || slices.Contains(required(schema), k) {
+			args[k] = shellDescription
 		}
 	}
 	for _, k := range required(schema) {
@@ -161,9 +166,11 @@ func fakeValue(name string, p map[string]any) any {
 // Claude Code's classifiers).
 func fakeJSON(schema map[string]any) []byte {
 	var v any
-	if typeOf(schema) == "object" || schema["properties"] != nil {
+	switch typeOf(schema) {
+	case "object", "":
+		// No schema at all (a bare "JSON, please") gets an object too.
 		v = fakeObject(schema)
-	} else {
+	default:
 		v = fakeValue("value", schema)
 	}
 	b, _ := json.Marshal(v)

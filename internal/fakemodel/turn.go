@@ -152,18 +152,18 @@ func quoteShort(s string) string {
 }
 
 func errTypeFor(code int) string {
-	switch {
-	case code == 400:
+	switch code {
+	case 400:
 		return "invalid_request_error"
-	case code == 401:
+	case 401:
 		return "authentication_error"
-	case code == 403:
+	case 403:
 		return "permission_error"
-	case code == 404:
+	case 404:
 		return "not_found_error"
-	case code == 429:
+	case 429:
 		return "rate_limit_error"
-	case code == 529:
+	case 529:
 		return "overloaded_error"
 	}
 	return "api_error"

@@ -45,16 +45,16 @@ func newSink(t *testing.T) *sink {
 func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var target, event string
-	switch {
-	case r.URL.Path == "/slack":
+	switch r.URL.Path {
+	case "/slack":
 		var m struct{ Text string }
 		_ = json.Unmarshal(body, &m)
 		target, event = "slack", eventOf(m.Text)
-	case r.URL.Path == "/discord":
+	case "/discord":
 		var m struct{ Content string }
 		_ = json.Unmarshal(body, &m)
 		target, event = "discord", eventOf(m.Content)
-	case r.URL.Path == "/tg/bot123:SECRET-TOKEN/sendMessage":
+	case "/tg/bot123:SECRET-TOKEN/sendMessage":
 		var m struct {
 			ChatID string `json:"chat_id"`
 			Text   string
@@ -65,14 +65,14 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		target, event = "telegram", eventOf(m.Text)
-	case r.URL.Path == "/ntfy/secret-topic":
+	case "/ntfy/secret-topic":
 		if r.Header.Get("Authorization") != "Bearer NTFY-TOKEN" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 		target = "ntfy"
 		event = strings.ReplaceAll(strings.TrimPrefix(r.Header.Get("Title"), "ralph: "), " ", "_")
-	case r.URL.Path == "/webhook":
+	case "/webhook":
 		var e Event
 		_ = json.Unmarshal(body, &e)
 		if r.Header.Get("X-Token") != "HEADER-SECRET" || r.Header.Get("Content-Type") != "application/json" {

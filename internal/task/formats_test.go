@@ -838,3 +838,50 @@ func TestContextFiles(t *testing.T) {
 		t.Errorf("no companions: %v", got)
 	}
 }
+
+// Selection works the same on every format: priority, then file order,
+// dependencies done first, failed tasks skipped.
+func TestNextEveryFixture(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{
+		"ral-tasks.json":               "2",
+		"rslph-progress.md":            "2",
+		"portableralph-progress.md":    "2",
+		"ralph-tui-sample-progress.md": "US-002",
+		"IMPLEMENTATION_PLAN.md":       "REP-2", // priority 1 first; 4 failed is never picked
+		"fix_plan.md":                  "1",
+		"heading-plan.md":              "2",
+		"ral-plan.md":                  "2",
+		"ralph-tui-sample-prd.json":    "US-001",
+		"ralph-tui-test-prd.json":      "TEST-001",
+		"snarktank-prd.json.example":   "US-001",
+	}
+	for name, id := range want {
+		p, err := Parse(name, readFixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := p.Next(nil)
+		if !ok || got.ID != id {
+			t.Errorf("%s: Next() = %q, %v; want %q", name, got.ID, ok, id)
+		}
+	}
+	// After REP-2, task 3 (which waited on it) comes before 5, and the
+	// failed 4 never does.
+	p, _ := Parse("IMPLEMENTATION_PLAN.md", readFixture(t, "IMPLEMENTATION_PLAN.md"))
+	var order []string
+	for {
+		nt, ok := p.Next(nil)
+		if !ok {
+			break
+		}
+		order = append(order, nt.ID)
+		setTask(p, nt.ID, StatusDone)
+	}
+	if diff := cmp.Diff([]string{"REP-2", "3", "5", "6"}, order); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if !p.Stalled(nil) || p.Open() != 1 {
+		t.Errorf("with only the failed task left: Stalled %v, Open %d; want true, 1", p.Stalled(nil), p.Open())
+	}
+}

@@ -50,15 +50,15 @@ const frameInterval = 50 * time.Millisecond
 // TUI is the live terminal UI, a Renderer. Handle never blocks the loop:
 // events go into an inbox the UI drains once per frame.
 type TUI struct {
-	in      *inbox
-	prog    *tea.Program
-	done    chan struct{}
-	opts    TUIOptions
-	final   model
-	runErr  error
-	mu      sync.Mutex
-	ended   *loop.Event
-	plain   *Plain // takes over if the terminal cannot be used
+	in     *inbox
+	prog   *tea.Program
+	done   chan struct{}
+	opts   TUIOptions
+	final  model
+	runErr error
+	mu     sync.Mutex
+	ended  *loop.Event
+	plain  *Plain // takes over if the terminal cannot be used
 }
 
 // NewTUI starts the TUI on the terminal.

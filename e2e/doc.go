@@ -1,0 +1,11 @@
+// Package e2e drives full `ralph run` loops with the real agent CLIs
+// (Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, droid, Copilot)
+// against the fake model server of internal/fakemodel on 127.0.0.1.
+//
+// The tests run only when RALPH_E2E_TOOLS names the directory the CLIs are
+// installed in (e2e/agents, where .ci/agents.sh runs npm ci, or its
+// node_modules/.bin); otherwise they skip, so `go test ./...` needs no
+// CLIs and no network. Each run gets its own HOME and TMPDIR, a clean
+// environment that points the CLI at the fake server and turns off its
+// update checks and telemetry, and a deadline.
+package e2e
