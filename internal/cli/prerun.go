@@ -33,6 +33,10 @@ const (
 	// and the plan as the last run left them, for the next run's archive.
 	lastBranchFile = "last-branch"
 	lastPlanDir    = "last-plan"
+	// lastTreeFile, under .ralph/, identifies the working tree as the
+	// last run left it: uncommitted changes that are still exactly that
+	// are the run's own (an interrupted iteration's work).
+	lastTreeFile = "last-tree"
 	// maxListed bounds the changes a dirty-tree refusal lists.
 	maxListed = 10
 )
@@ -189,6 +193,10 @@ func (s *session) checkClean(ctx context.Context, cfg config.Config) error {
 	if len(foreign) == 0 {
 		return nil
 	}
+	if s.asLastRunLeftIt(ctx) {
+		fmt.Fprintln(s.f.IO.ErrOut, "ralph: going on with the uncommitted changes the last run left")
+		return nil
+	}
 	var b strings.Builder
 	b.WriteString("the working tree has changes that are not ralph's own:\n")
 	for i, c := range foreign {
@@ -201,6 +209,28 @@ func (s *session) checkClean(ctx context.Context, cfg config.Config) error {
 	b.WriteString("ralph commits each task's changes, and these would go into its commits. " +
 		"Commit or stash them first, or run with --allow-dirty to take them along.")
 	return errors.New(b.String())
+}
+
+// asLastRunLeftIt reports whether the working tree is exactly as the last
+// run left it.
+func (s *session) asLastRunLeftIt(ctx context.Context) bool {
+	want, err := os.ReadFile(filepath.Join(s.stateDir, lastTreeFile))
+	if err != nil {
+		return false
+	}
+	got, err := s.repo.Snapshot(ctx)
+	return err == nil && got != "" && got == strings.TrimSpace(string(want))
+}
+
+// saveTree records the working tree as this run leaves it.
+func (s *session) saveTree(ctx context.Context) error {
+	path := filepath.Join(s.stateDir, lastTreeFile)
+	snap, err := s.repo.Snapshot(ctx)
+	if err != nil {
+		_ = os.Remove(path)
+		return err
+	}
+	return os.WriteFile(path, []byte(snap+"\n"), 0o644)
 }
 
 // archived reports whether p is in one of the archive folders ralph
@@ -325,10 +355,13 @@ func (s *session) run(ctx context.Context, opts loop.Options, deps loop.Deps) er
 	} else {
 		err = loop.Run(ctx, opts, deps)
 	}
+	// Best effort, both: without them the next run archives the plan as
+	// this run started it, or asks for --allow-dirty.
 	if s.plan.Plan().Branch != "" {
-		// Best effort: without the copy the next archive holds the plan
-		// as this run started it.
 		_ = s.savePlan()
+	}
+	if s.repo != nil {
+		_ = s.saveTree(context.WithoutCancel(ctx))
 	}
 	return err
 }

@@ -96,6 +96,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
 		it.progress = true
 	}
+	r.recordInPlan(t, rec, it.doneIDs)
 	if len(it.doneIDs) > 0 || (r.opts.Ownership == OwnerAgent && rec.FilesChanged > 0) {
 		rec.Commit = r.commit(ctx, t, it.doneIDs)
 	}
@@ -289,6 +290,23 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 		c.outcome, c.errText = OutcomeNoMarker, "no task was marked done in the plan and no marker was given"
 	}
 	return c
+}
+
+// recordInPlan keeps the plan's own log up to date where the format has
+// one (progress.md's Completed This Iteration, Recent Attempts and
+// Iteration Log), before the commit so the log is part of it.
+func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
+	lg, ok := r.deps.Plan.(interface {
+		RecordIteration(task.IterationRecord) error
+	})
+	if !ok {
+		return
+	}
+	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
+		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: rec.Outcome, Error: rec.Error, Done: doneIDs})
+	if err != nil {
+		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
+	}
 }
 
 func noMarkerText(res agent.Result) string {

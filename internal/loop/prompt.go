@@ -47,8 +47,28 @@ func (r *runner) noteAttempt(id string, a attemptNote) {
 	}
 }
 
-// renderPrompt renders the prompt for t.
+// renderPrompt renders the prompt for t. Agents that do not resolve
+// @file references themselves get plain paths they can open instead.
 func (r *runner) renderPrompt(t task.Task) (string, error) {
+	text, err := r.promptText(t)
+	if err != nil || resolvesFileRefs(r.deps.Agent.Name()) {
+		return text, err
+	}
+	return prompt.ResolveFileRefs(text, ""), nil
+}
+
+// resolvesFileRefs says whether an agent reads @path references in a
+// prompt itself (Claude Code, and Gemini CLI and its fork Qwen Code).
+func resolvesFileRefs(agentName string) bool {
+	switch agentName {
+	case "claude", "gemini", "qwen":
+		return true
+	}
+	return false
+}
+
+// promptText renders the template, the user's or the embedded one.
+func (r *runner) promptText(t task.Task) (string, error) {
 	p := r.deps.Plan.Plan()
 	progressPath := filepath.Join(r.opts.Dir, progressFileName)
 	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)

@@ -249,7 +249,7 @@ func (m model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	switch s {
-	case "p", "space":
+	case "p":
 		if m.opts.control == nil || m.phase == phaseEnded {
 			return m, nil
 		}

@@ -348,9 +348,10 @@ func fitLine(s string, w int) string {
 func spread(left, right string, w int) string {
 	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
 	if lw+rw+2 > w {
-		if lw+2 < w && rw > 0 {
-			// Keep what fits of the right part: the status matters.
-			return left + "  " + ansi.Truncate(right, w-lw-2, "…")
+		if rw > 0 && rw+2 <= w/2 {
+			// The right part (a status) matters more than the end of the
+			// left one.
+			return ansi.Truncate(left, w-rw-2, "…") + "  " + right
 		}
 		return fitLine(left, w)
 	}
