@@ -129,7 +129,7 @@ func sample(pid int, done <-chan struct{}) self {
 			for _, line := range strings.Split(string(b), "\n") {
 				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 					var kib int64
-					fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
+					_, _ = fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
 					s.peakRSSKiB = max(s.peakRSSKiB, kib)
 				}
 			}
@@ -140,8 +140,8 @@ func sample(pid int, done <-chan struct{}) self {
 				f := strings.Fields(string(b)[i+2:])
 				if len(f) > 12 {
 					var ut, st int64
-					fmt.Sscanf(f[11], "%d", &ut)
-					fmt.Sscanf(f[12], "%d", &st)
+					_, _ = fmt.Sscanf(f[11], "%d", &ut)
+					_, _ = fmt.Sscanf(f[12], "%d", &st)
 					s.cpu = time.Duration(ut+st) * (time.Second / 100) // USER_HZ
 				}
 			}
