@@ -15,8 +15,16 @@ type runAgent struct {
 }
 
 func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
-	req.OnStart = func(pgid int) { a.f.agentGroup.Store(int64(pgid)) }
-	defer a.f.agentGroup.Store(0)
+	started := 0
+	req.OnStart = func(pgid int) {
+		started = pgid
+		a.f.agents.add(pgid)
+	}
+	defer func() {
+		if started > 0 {
+			a.f.agents.remove(started)
+		}
+	}()
 	return agent.Run(ctx, a.Adapter, req, sink)
 }
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"sync"
 	"syscall"
 
 	"github.com/ralph-loop/ralph/internal/config"
@@ -28,9 +28,39 @@ type Factory struct {
 	Dir        string
 	ConfigFile string
 	Debug      bool
-	// agentGroup is the process group of the running agent, for a forced
-	// exit on the second Ctrl-C.
-	agentGroup atomic.Int64
+	// agents are the process groups of the running agents (several with
+	// --parallel), for a forced exit on the second Ctrl-C.
+	agents agentGroups
+}
+
+// agentGroups is the set of running agents' process groups.
+type agentGroups struct {
+	mu     sync.Mutex
+	groups map[int]struct{}
+}
+
+func (g *agentGroups) add(pgid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.groups == nil {
+		g.groups = map[int]struct{}{}
+	}
+	g.groups[pgid] = struct{}{}
+}
+
+func (g *agentGroups) remove(pgid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.groups, pgid)
+}
+
+// kill sends SIGKILL to every group.
+func (g *agentGroups) kill() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for pgid := range g.groups {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }
 
 func defaultFactory() *Factory {
@@ -47,11 +77,7 @@ func isTerminal(f *os.File) bool {
 
 // forceKill kills the running agent's whole group at once: the user asked
 // twice, the grace period is over.
-func (f *Factory) forceKill() {
-	if pgid := f.agentGroup.Load(); pgid > 0 {
-		_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
-	}
-}
+func (f *Factory) forceKill() { f.agents.kill() }
 
 // ProjectDir is the directory ralph acts in (-C), absolute.
 func (f *Factory) ProjectDir() (string, error) {
