@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +42,14 @@ type TUIOptions struct {
 	// Summary receives the plain line report of how the run ended, once
 	// the TUI has left the screen.
 	Summary io.Writer
+
+	// size is the screen size when Out is not a terminal (tests).
+	size [2]int
 }
+
+// closeWait bounds how long Close waits for the TUI to draw its last
+// frame and give the terminal back.
+const closeWait = 5 * time.Second
 
 // frameInterval bounds how often the TUI takes the loop's events: however
 // fast an agent streams, the screen is updated at most this often.
@@ -50,15 +58,14 @@ const frameInterval = 50 * time.Millisecond
 // TUI is the live terminal UI, a Renderer. Handle never blocks the loop:
 // events go into an inbox the UI drains once per frame.
 type TUI struct {
-	in     *inbox
-	prog   *tea.Program
-	done   chan struct{}
-	opts   TUIOptions
-	final  model
-	runErr error
-	mu     sync.Mutex
-	ended  *loop.Event
-	plain  *Plain // takes over if the terminal cannot be used
+	in    *inbox
+	prog  *tea.Program
+	done  chan struct{}
+	opts  TUIOptions
+	final model
+	mu    sync.Mutex
+	ended *loop.Event
+	plain *Plain // takes over if the terminal cannot be used
 }
 
 // NewTUI starts the TUI on the terminal.
@@ -69,10 +76,7 @@ func NewTUI(opts TUIOptions) *TUI {
 		control: opts.Control, stop: opts.Stop, inbox: t.in,
 	}
 	if opts.Transcript != nil {
-		mo.transcript = func(runID string, iteration int) ([]string, error) {
-			path, dec := opts.Transcript(runID, iteration)
-			return ReadTranscript(path, dec, opts.Color)
-		}
+		mo.transcript = cachedTranscripts(opts.Transcript, opts.Color)
 	}
 	popts := []tea.ProgramOption{tea.WithoutSignalHandler()}
 	if opts.In != nil {
@@ -84,6 +88,9 @@ func NewTUI(opts TUIOptions) *TUI {
 	if opts.Env != nil {
 		popts = append(popts, tea.WithEnvironment(opts.Env))
 	}
+	if opts.size[0] > 0 {
+		popts = append(popts, tea.WithWindowSize(opts.size[0], opts.size[1]))
+	}
 	t.prog = tea.NewProgram(newModel(mo, opts.Tasks), popts...)
 	go t.run()
 	return t
@@ -92,11 +99,10 @@ func NewTUI(opts TUIOptions) *TUI {
 func (t *TUI) run() {
 	defer close(t.done)
 	final, err := t.prog.Run()
-	t.runErr = err
 	if fm, ok := final.(model); ok {
 		t.final = fm
 	}
-	if err != nil {
+	if err != nil && !t.in.isClosed() {
 		// The terminal could not be used: the run goes on in plain lines.
 		t.mu.Lock()
 		t.plain = NewPlain(t.summaryOut(), PlainOptions{})
@@ -135,7 +141,14 @@ func (t *TUI) Handle(e loop.Event) {
 // terminal, and writes how the run ended.
 func (t *TUI) Close(error) {
 	t.in.close()
-	<-t.done
+	select {
+	case <-t.done:
+	case <-time.After(closeWait):
+		// The terminal does not take output (a suspended pager, XOFF):
+		// the run is over all the same.
+		t.prog.Kill()
+		<-t.done
+	}
 	t.mu.Lock()
 	ended, plain := t.ended, t.plain
 	t.mu.Unlock()
@@ -188,6 +201,12 @@ func (b *inbox) close() {
 	case b.wake <- struct{}{}:
 	default:
 	}
+}
+
+func (b *inbox) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
 }
 
 // next waits for events and returns all of them, at most once per frame;
@@ -244,4 +263,37 @@ func ReadTranscript(path string, dec agent.Decoder, color bool) ([]string, error
 		return nil, err
 	}
 	return splitLines(b.String()), nil
+}
+
+// cachedTranscripts reads transcripts for the pager, which reloads the
+// running iteration's every second: a file that has not grown is not
+// decoded again.
+func cachedTranscripts(open func(runID string, iteration int) (string, agent.Decoder), color bool) func(string, int) ([]string, error) {
+	var (
+		mu    sync.Mutex
+		path  string
+		size  int64
+		lines []string
+	)
+	return func(runID string, iteration int) ([]string, error) {
+		p, dec := open(runID, iteration)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		if p == path && fi.Size() == size {
+			defer mu.Unlock()
+			return lines, nil
+		}
+		mu.Unlock()
+		l, err := ReadTranscript(p, dec, color)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		path, size, lines = p, fi.Size(), l
+		mu.Unlock()
+		return l, nil
+	}
 }

@@ -196,6 +196,9 @@ func (m model) waitEvents() tea.Cmd {
 func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
+		if msg.Width <= 0 || msg.Height <= 0 {
+			return m, nil // not a terminal: keep the last size
+		}
 		m.width, m.height = msg.Width, msg.Height
 		if m.pager != nil {
 			m.pager.resize(m.width, m.height)

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -484,5 +486,55 @@ func TestInboxCoalescesWithoutBlocking(t *testing.T) {
 	// Once closed, next never blocks.
 	if _, closed := in.next(); !closed {
 		t.Error("closed inbox not closed")
+	}
+}
+
+// syncBuffer is a buffer safe for the program's writer goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The whole renderer: events in through Handle (never blocking), the
+// program draws them, Close ends it and prints the summary.
+func TestTUIRendererShowsEventsAndSummarizes(t *testing.T) {
+	t.Parallel()
+	var screen, summary syncBuffer
+	tui := NewTUI(TUIOptions{Plan: "prd.json", Agent: "demo", Tasks: demoTasks(),
+		In: strings.NewReader(""), Out: &screen, Env: []string{"TERM=xterm", "NO_COLOR=1"}, Summary: &summary,
+		size: [2]int{100, 30}})
+	for _, e := range midRun() {
+		tui.Handle(e)
+	}
+	ended := ev(loop.EventRunEnded, time.Minute)
+	ended.Status, ended.Message = "done", "all tasks done"
+	ended.Plan = &loop.PlanProgress{Total: 4, Done: 4}
+	ended.Totals = &state.Totals{Iterations: 2}
+	tui.Handle(ended)
+	done := make(chan struct{})
+	go func() { tui.Close(nil); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	if s := screen.String(); !strings.Contains(s, "DEMO-2") || !strings.Contains(s, "Greet by name") {
+		t.Errorf("the screen never showed the tasks:\n%q", s)
+	}
+	want := "ralph done: all tasks done · 4/4 tasks done · 2 iterations"
+	if s := summary.String(); !strings.Contains(s, want) || !strings.Contains(s, "✓ DEMO-1  Create the greeting") {
+		t.Errorf("summary:\n%s", s)
 	}
 }
