@@ -1,12 +1,10 @@
 package demo
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"strings"
+
+	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
 // GitEnv is what git runs with in the demo project, on top of the user's
@@ -23,20 +21,8 @@ func GitEnv(environ []string) []string {
 	)
 }
 
-// InitRepo runs `git init` in dir. It is the one process the demo starts:
-// the vcs package opens existing repositories only. (It belongs in vcs as
-// Init once that package has one.)
+// InitRepo creates the demo's git repository.
 func InitRepo(ctx context.Context, dir string, env []string) error {
-	if _, err := exec.LookPath("git"); err != nil {
-		return fmt.Errorf("git is not installed: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, "git", "-c", "init.defaultBranch=main", "init", "-q")
-	cmd.Dir = dir
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git init: %s", strings.TrimSpace(stderr.String()+" "+err.Error()))
-	}
-	return nil
+	_, err := vcs.Init(ctx, dir, env)
+	return err
 }

@@ -49,6 +49,13 @@ func (p *Plain) color(code, s string) string {
 func (p *Plain) Handle(e loop.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if e.Worker > 0 {
+		// With --parallel, lines of several workers interleave: each says
+		// whose it is.
+		out := p.w
+		p.w = &prefixWriter{w: out, prefix: fmt.Sprintf("w%d ", e.Worker)}
+		defer func() { p.w = out }()
+	}
 	switch e.Kind {
 	case loop.EventRunStarted:
 		pp := e.Plan
@@ -147,4 +154,30 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// prefixWriter starts every line written through it with prefix. Each
+// Handle call writes whole lines, so a line never straddles two events.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	mid    bool // inside a line
+}
+
+func (pw *prefixWriter) Write(b []byte) (int, error) {
+	var out []byte
+	for _, c := range b {
+		if !pw.mid {
+			out = append(out, pw.prefix...)
+			pw.mid = true
+		}
+		out = append(out, c)
+		if c == '\n' {
+			pw.mid = false
+		}
+	}
+	if _, err := pw.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -223,3 +223,15 @@ func (g *Git) Head(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// Init creates a git repository in dir (on branch main) and returns it.
+func Init(ctx context.Context, dir string, env []string) (*Git, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("git is not installed: %w", err)
+	}
+	g := &Git{Root: dir, Env: env}
+	if _, err := g.run(ctx, nil, "-c", "init.defaultBranch=main", "init", "-q"); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
