@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -97,10 +98,21 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	}
 	r.emit(Event{Kind: EventPaused, Iteration: r.st.Iteration, Plan: r.progress(),
 		Message: "paused after iteration " + fmt.Sprint(r.st.Iteration)})
+	r.st.Status = state.StatusPaused
+	if err := r.save(); err != nil {
+		return err
+	}
 	select {
 	case <-ctx.Done():
-		return ErrInterrupted
+		if r.st.Iteration == 0 {
+			return ErrInterrupted
+		}
+		return r.interruptedBetween(task.Task{ID: r.st.CurrentTask})
 	case <-wait:
+	}
+	r.st.Status = state.StatusRunning
+	if err := r.save(); err != nil {
+		return err
 	}
 	r.emit(Event{Kind: EventResumed, Iteration: r.st.Iteration})
 	r.takeSkips(c)

@@ -15,6 +15,7 @@ const Dir = ".ralph"
 const (
 	StatusRunning     = "running"
 	StatusWaiting     = "waiting"
+	StatusPaused      = "paused"
 	StatusDone        = "done"
 	StatusStopped     = "stopped"
 	StatusStuck       = "stuck"
