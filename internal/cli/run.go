@@ -175,8 +175,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
-	if len(cfg.Gates.Commands) > 0 {
-		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(), Env: opts.f.Environ()}}
+	if len(cfg.Gates.Commands) > 0 || len(plan.Plan().Validation) > 0 {
+		// The project's gates, then the plan's own Validation Commands,
+		// read afresh each time (the plan may be edited during the run).
+		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
+			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation }}}
 	}
 	deps.Repo = pre.repoDep()
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)

@@ -424,3 +424,28 @@ func TestNormalizeError(t *testing.T) {
 		t.Errorf("%q != %q", a, b)
 	}
 }
+
+func TestTimedOutIterationThatChangedFilesIsProgress(t *testing.T) {
+	t.Parallel()
+	// Every iteration times out, but the first three change files: the
+	// breaker (threshold 2) counts only the two that changed nothing after
+	// them, so it trips at iteration 5, not 2.
+	f := newFixture(t, []string{"A"}, agent.Result{TimedOut: true})
+	f.repo = &memRepo{}
+	f.agent.before = func(n int) {
+		if n <= 3 {
+			f.repo.tree++
+		}
+	}
+	f.opts.MaxAttempts = 100
+	f.opts.StuckThreshold = 2
+	err := f.run(t)
+	if !errors.Is(err, ErrStuck) || !strings.Contains(err.Error(), "(4 to 5)") {
+		t.Fatalf("err = %v, want the no-progress breaker over iterations 4 to 5", err)
+	}
+	for i, r := range f.store.history {
+		if want := i < 3; (r.FilesChanged > 0) != want || r.Outcome != OutcomeTimeout {
+			t.Errorf("iteration %d: %s, %d files changed", r.Iteration, r.Outcome, r.FilesChanged)
+		}
+	}
+}

@@ -89,9 +89,11 @@ func (r *runner) checkStuck(it iteration) error {
 		r.noProgress++
 	}
 	// Only real errors count as "the same error": an iteration that merely
-	// ended without a marker is the no-progress rule's business.
+	// ended without a marker, or ran out of time (perhaps while making
+	// progress), is the no-progress rule's business.
 	errText := it.errText
-	if it.outcome == OutcomeNoMarker || it.outcome == OutcomePrematureClaim {
+	switch it.outcome {
+	case OutcomeNoMarker, OutcomePrematureClaim, OutcomeTimeout, OutcomeIdleTimeout:
 		errText = ""
 	}
 	if norm := normalizeError(errText); norm != "" && norm == r.lastError {

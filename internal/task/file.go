@@ -55,7 +55,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := fm.parse(path, data)
+	plan, err := parsePlan(fm, path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (f *File) Reload() (changed bool, err error) {
 	if data == nil {
 		return true, fmt.Errorf("%s: %w: the file was removed", f.path, ErrChanged)
 	}
-	plan, err := f.format.parse(f.path, data)
+	plan, err := parsePlan(f.format, f.path, data)
 	if err != nil {
 		return true, err
 	}
@@ -188,7 +188,7 @@ func (f *File) Add(t Task) (Task, error) {
 	}
 	var added Task
 	err := f.edit("not adding "+strconv.Quote(t.Title), nil, func(data []byte) ([]byte, error) {
-		p, err := f.format.parse(f.path, data)
+		p, err := parsePlan(f.format, f.path, data)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +214,7 @@ func (f *File) Add(t Task) (Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		np, err := f.format.parse(f.path, out)
+		np, err := parsePlan(f.format, f.path, out)
 		if err != nil {
 			return nil, fmt.Errorf("internal error: adding a task to %s made it invalid: %w", f.path, err)
 		}
@@ -257,7 +257,7 @@ func (f *File) edit(not string, check func(theirs *Plan) error, change func([]by
 		if data == nil {
 			return fmt.Errorf("%s: %w: the file was removed; %s", f.path, ErrChanged, not)
 		}
-		plan, err := f.format.parse(f.path, data)
+		plan, err := parsePlan(f.format, f.path, data)
 		if err != nil {
 			return fmt.Errorf("%s: %w and is no longer valid; %s:\n%w", f.path, ErrChanged, not, err)
 		}
@@ -293,7 +293,7 @@ func isPosition(id string) bool {
 // directory, fsync, rename, fsync of the directory) and makes data the new
 // baseline. A symlinked plan stays a symlink: the target is replaced.
 func (f *File) write(data []byte) error {
-	plan, err := f.format.parse(f.path, data)
+	plan, err := parsePlan(f.format, f.path, data)
 	if err != nil {
 		return err // never write what we could not read back
 	}

@@ -124,7 +124,7 @@ func Parse(path string, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fm.parse(path, data)
+	return parsePlan(fm, path, data)
 }
 
 // ParseAs reads data as a plan in the named format.
@@ -133,7 +133,7 @@ func ParseAs(formatName, path string, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fm.parse(path, data)
+	return parsePlan(fm, path, data)
 }
 
 func formatByName(name string) (format, error) {

@@ -48,6 +48,10 @@ type Plan struct {
 	Description string
 	Branch      string
 	Tasks       []Task
+	// Validation are the commands of the plan's "Validation Commands"
+	// section (markdown plans), run as quality gates before a task is
+	// accepted.
+	Validation []string
 }
 
 // Task returns the task with the given id.
