@@ -1,0 +1,58 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunPassesAndFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := &Runner{Dir: dir, Commands: []string{"true", "echo checking; echo 'FAIL: TestX' >&2; exit 3", "echo never"},
+		Env: os.Environ()}
+	ok, out, err := r.Run(context.Background(), "T-1")
+	if err != nil || ok {
+		t.Fatalf("Run = %v, %v; want a failure", ok, err)
+	}
+	for _, want := range []string{"exited 3", "checking", "FAIL: TestX"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "never") {
+		t.Errorf("a command after the failing one ran:\n%s", out)
+	}
+
+	r.Commands = []string{"true"}
+	r.TaskCommands = func(id string) []string { return []string{"test " + id + " = T-1"} }
+	if ok, out, err := r.Run(context.Background(), "T-1"); !ok || err != nil {
+		t.Errorf("Run = %v, %q, %v; want a pass", ok, out, err)
+	}
+	if ok, _, _ := r.Run(context.Background(), "T-2"); ok {
+		t.Error("the task's own command was not run")
+	}
+}
+
+func TestOutputKeepsTheTail(t *testing.T) {
+	t.Parallel()
+	r := &Runner{Dir: t.TempDir(), Commands: []string{"seq 1 100000; echo VERDICT; exit 1"}, Env: os.Environ()}
+	_, out, err := r.Run(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > maxOutput+200 || !strings.Contains(out, "VERDICT") || !strings.Contains(out, "bytes elided") {
+		t.Errorf("output of %d bytes, tail %q", len(out), out[max(0, len(out)-80):])
+	}
+}
+
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel()
+	r := &Runner{Dir: t.TempDir(), Commands: []string{"sleep 60 & sleep 60; wait"}, Timeout: 200 * time.Millisecond, Env: os.Environ()}
+	ok, out, err := r.Run(context.Background(), "x")
+	if err != nil || ok || !strings.Contains(out, "timed out after 200ms") {
+		t.Fatalf("Run = %v, %q, %v; want a timed-out failure", ok, out, err)
+	}
+}
