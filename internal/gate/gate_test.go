@@ -2,8 +2,12 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,9 +54,37 @@ func TestOutputKeepsTheTail(t *testing.T) {
 
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	t.Parallel()
-	r := &Runner{Dir: t.TempDir(), Commands: []string{"sleep 60 & sleep 60; wait"}, Timeout: 200 * time.Millisecond, Env: os.Environ()}
+	dir := t.TempDir()
+	r := &Runner{Dir: dir, Commands: []string{"sleep 60 & echo $! > child.pid; sleep 60; wait"},
+		Timeout: 500 * time.Millisecond, Env: os.Environ()}
 	ok, out, err := r.Run(context.Background(), "x")
-	if err != nil || ok || !strings.Contains(out, "timed out after 200ms") {
+	if err != nil || ok || !strings.Contains(out, "timed out after 500ms") {
 		t.Fatalf("Run = %v, %q, %v; want a timed-out failure", ok, out, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The background child was in the gate's group: killed with it. SIGKILL
+	// is delivered asynchronously, so give it a moment to die. (A zombie
+	// counts as gone: this container's init may not reap it.)
+	alive := func() bool {
+		if syscall.Kill(pid, 0) != nil {
+			return false
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := strings.LastIndexByte(string(stat), ')')
+		return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+	}
+	for deadline := time.Now().Add(5 * time.Second); alive() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive() {
+		t.Errorf("child %d of the timed-out gate is still running", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
