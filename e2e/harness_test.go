@@ -32,6 +32,9 @@ var (
 	ralphPath string // ralph, built for this test run
 	nodeDir   string // where node is, for the CLIs written in JavaScript
 	skipWhy   string // why every test skips, when it does
+	// verbose logs ralph's output, the transcripts and the fake model's
+	// requests of passing tests too (RALPH_E2E_VERBOSE=1).
+	verbose = os.Getenv("RALPH_E2E_VERBOSE") != ""
 )
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
@@ -156,7 +159,7 @@ func newProject(t *testing.T, cli agentCLI, turns ...fakemodel.Turn) *project {
 	}
 	p.server = srv
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || verbose {
 			t.Logf("fake model requests:\n%s", srv.LogText())
 		}
 		_ = srv.Close()
@@ -189,7 +192,9 @@ func newProject(t *testing.T, cli agentCLI, turns ...fakemodel.Turn) *project {
 
 	p.write("prd.json", prdJSON)
 	p.git("init", "-q", "-b", "main")
-	if dry := p.ralph(context.Background(), "run", "--dry-run", "--no-tui", "--agent", cli.name); strings.Contains(dry.stderr, "unknown agent") {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if dry := p.ralph(ctx, "run", "--dry-run", "--no-tui", "--agent", cli.name); strings.Contains(dry.stderr, "unknown agent") {
 		t.Skipf("ralph has no %s adapter yet: %s", cli.name, firstLine(dry.stderr))
 	}
 
@@ -229,7 +234,9 @@ func (p *project) writeAbs(name, content string) {
 
 func (p *project) git(args ...string) {
 	p.t.Helper()
-	cmd := exec.Command("git", args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir, cmd.Env = p.dir, p.env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		p.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -280,7 +287,7 @@ func (p *project) run(deadline time.Duration, flags ...string) result {
 	r := p.ralph(ctx, args...)
 	p.t.Logf("ralph %s: exit %d in %s", strings.Join(args, " "), r.code, r.duration.Round(time.Millisecond))
 	p.t.Cleanup(func() {
-		if p.t.Failed() {
+		if p.t.Failed() || verbose {
 			p.t.Logf("ralph stdout:\n%s\nralph stderr:\n%s", r.stdout, r.stderr)
 			p.logTranscripts()
 		}

@@ -102,10 +102,22 @@ type claudeDecoder struct {
 	turn      Usage // the last main-thread turn, for context use
 	gotTurn   bool
 
-	tools       map[string]string // tool_use id → tool name
-	rejected    bool              // a rate_limit_event said the limit was hit
-	resetAt     time.Time
-	retryStatus int // the HTTP status of the last API retry
+	tools          map[string]string // tool_use id → tool name
+	rejected       bool              // a rate_limit_event said the limit was hit
+	resetAt        time.Time
+	retryStatus    int // the HTTP status of the last API retry
+	inclusiveInput bool
+}
+
+// usage converts a line's usage; with inclusiveInput (Qwen Code, whose
+// input_tokens include the cache reads, OpenAI style) the cache is taken
+// out of the input.
+func (d *claudeDecoder) usage(cu claudeUsage) Usage {
+	u := cu.usage()
+	if d.inclusiveInput {
+		u.InputTokens = max(0, u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens)
+	}
+	return u
 }
 
 func newClaudeDecoder() *claudeDecoder { return &claudeDecoder{tools: map[string]string{}} }
@@ -209,7 +221,7 @@ func (d *claudeDecoder) assistant(l claudeLine, emit func(Event)) {
 	if l.Message.Usage == nil || sub {
 		return
 	}
-	u := l.Message.Usage.usage()
+	u := d.usage(*l.Message.Usage)
 	if l.Message.ID == "" || l.Message.ID != d.msgID {
 		d.prevUsage = d.prevUsage.Add(d.curUsage)
 		d.msgID = l.Message.ID
@@ -297,7 +309,7 @@ func (d *claudeDecoder) result(l claudeLine, emit func(Event)) {
 		r.CostUSD, r.HasCost = *l.TotalCostUSD, true
 	}
 	if l.Usage != nil {
-		r.Usage = l.Usage.usage()
+		r.Usage = d.usage(*l.Usage)
 	} else {
 		r.Usage = d.prevUsage.Add(d.curUsage)
 	}

@@ -24,4 +24,8 @@ func (q qwen) Invocation(req Request) (Invocation, error) {
 
 // NewDecoder reads Qwen Code's stream-json, which has Claude Code's shape
 // (its result error is {"message": ...}; it reports no cost).
-func (qwen) NewDecoder() Decoder { return newClaudeDecoder() }
+func (qwen) NewDecoder() Decoder {
+	d := newClaudeDecoder()
+	d.inclusiveInput = true
+	return d
+}

@@ -84,8 +84,10 @@ func (anthropicAPI) parse(_ *http.Request, body []byte) (*call, error) {
 	return c, nil
 }
 
+// anthropicUsage counts input without the cache reads, which Anthropic
+// reports apart.
 func anthropicUsage(u usage, output int) map[string]any {
-	return map[string]any{"input_tokens": u.input, "output_tokens": output,
+	return map[string]any{"input_tokens": u.input - u.cacheRead, "output_tokens": output,
 		"cache_read_input_tokens": u.cacheRead, "cache_creation_input_tokens": 0}
 }
 

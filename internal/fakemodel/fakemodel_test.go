@@ -182,6 +182,9 @@ func TestAnthropicStream(t *testing.T) {
 	if text != marker || stop != "end_turn" {
 		t.Errorf("final text %q, stop %q", text, stop)
 	}
+	if u := get(decode(t, readSSE(t, body)[0].data), "message", "usage"); !positive(get(u, "cache_read_input_tokens")) || !positive(get(u, "input_tokens")) {
+		t.Errorf("usage after a tool result: %v: want cache reads and fresh input", u)
+	}
 
 	log := s.Requests()
 	if len(log) != 2 || log[0].API != "anthropic" || log[0].ToolResult || !log[1].ToolResult || log[1].Side {
@@ -195,6 +198,9 @@ func TestAnthropicStream(t *testing.T) {
 	}
 	if s.Pending() != 0 {
 		t.Errorf("%d turns left", s.Pending())
+	}
+	if log[0].InputTokens <= 0 || log[0].OutputTokens <= 0 || log[0].CacheReadTokens != 0 || log[1].CacheReadTokens <= 0 {
+		t.Errorf("logged usage: %+v, %+v", log[0], log[1])
 	}
 }
 
@@ -352,7 +358,7 @@ func TestChatStream(t *testing.T) {
 			req["messages"] = append(req["messages"].([]any), map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "ok"})
 			_, body = post(t, s.URL+"/v1/chat/completions", req)
 			text, _, _, finish, usage := read(body)
-			if text != marker || finish != "stop" || !positive(usage["completion_tokens"]) {
+			if text != marker || finish != "stop" || !positive(usage["completion_tokens"]) || !positive(get(usage, "prompt_tokens_details", "cached_tokens")) {
 				t.Errorf("text %q, finish %q, usage %v", text, finish, usage)
 			}
 		})
@@ -468,6 +474,23 @@ func TestTimesAlwaysAndUnscripted(t *testing.T) {
 	want := []string{"a", "a", "b", "fake model: no turn scripted for this request"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+
+	// Until: every request until the time, then the next turn.
+	s = start(t, Text("held").Until(time.Now().Add(300*time.Millisecond)), Text("next"))
+	got = nil
+	for range 2 {
+		_, body := post(t, s.URL+"/v1/chat/completions", req)
+		got = append(got, get(decode(t, string(body)), "choices", 0, "message", "content").(string))
+	}
+	time.Sleep(350 * time.Millisecond)
+	_, body := post(t, s.URL+"/v1/chat/completions", req)
+	got = append(got, get(decode(t, string(body)), "choices", 0, "message", "content").(string))
+	if diff := cmp.Diff([]string{"held", "held", "next"}, got); diff != "" {
+		t.Errorf("Until answers (-want +got):\n%s", diff)
+	}
+	if UsageLimit(time.Now().Add(time.Hour)).until.IsZero() {
+		t.Error("UsageLimit does not hold until its reset")
 	}
 
 	s = start(t, ServerError().Always())

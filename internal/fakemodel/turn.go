@@ -50,6 +50,9 @@ type Turn struct {
 	// repeat is how many requests the turn answers: 0 and 1 mean one,
 	// a negative number every request from here on.
 	repeat int
+	// until, when set, makes the turn answer every request until then;
+	// after it, the turn is dropped unanswered.
+	until time.Time
 }
 
 // Text is a final assistant message.
@@ -73,12 +76,13 @@ func RateLimit(retryAfter time.Duration) Turn {
 // UsageLimit answers HTTP 429 saying a plan's usage limit was hit and
 // resets at reset, the way each API says it ("You've hit your limit ·
 // resets 7pm (UTC)" for Anthropic, usage_limit_reached for OpenAI, a
-// per-day quota for Gemini).
+// per-day quota for Gemini), with no Retry-After: the reset is hours away
+// as far as the client knows. Like a real limit it holds: it answers
+// every request until reset.
 func UsageLimit(reset time.Time) Turn {
 	reset = reset.UTC()
-	return Turn{Kind: KindError, Status: 429, ErrType: "rate_limit_error", Reset: reset,
-		RetryAfter: max(time.Until(reset).Round(time.Second), time.Second),
-		Message:    fmt.Sprintf("You've hit your limit · resets %s (UTC)", clock(reset))}
+	return Turn{Kind: KindError, Status: 429, ErrType: "rate_limit_error", Reset: reset, until: reset,
+		Message: fmt.Sprintf("You've hit your limit · resets %s (UTC)", clock(reset))}
 }
 
 // clock formats a time the way Claude Code says reset times: "7pm",
@@ -111,7 +115,7 @@ func Hang() Turn { return Turn{Kind: KindHang} }
 
 // Times makes the turn answer n requests in a row (retries included).
 func (t Turn) Times(n int) Turn {
-	t.repeat = max(n, 1)
+	t.repeat, t.until = max(n, 1), time.Time{}
 	return t
 }
 
@@ -123,7 +127,14 @@ func (t Turn) WithoutRetry() Turn {
 
 // Always makes the turn answer every request from here on.
 func (t Turn) Always() Turn {
-	t.repeat = -1
+	t.repeat, t.until = -1, time.Time{}
+	return t
+}
+
+// Until makes the turn answer every request until when; the first
+// request after it gets the next turn.
+func (t Turn) Until(when time.Time) Turn {
+	t.repeat, t.until = 0, when
 	return t
 }
 
