@@ -100,7 +100,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if len(it.doneIDs) > 0 || (r.opts.Ownership == OwnerAgent && rec.FilesChanged > 0) {
 		rec.Commit = r.commit(ctx, t, it.doneIDs)
 	}
-	r.addTotals(rec, len(it.doneIDs))
+	r.st.Totals.AddRecord(rec, len(it.doneIDs))
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
 	}
@@ -341,17 +341,6 @@ func (r *runner) snapshot(ctx context.Context) string {
 		return ""
 	}
 	return s
-}
-
-func (r *runner) addTotals(rec state.Record, done int) {
-	t := &r.st.Totals
-	t.TasksDone += done
-	t.InputTokens += rec.InputTokens
-	t.OutputTokens += rec.OutputTokens
-	t.CacheReadTokens += rec.CacheReadTokens
-	t.CacheWriteTokens += rec.CacheWriteTokens
-	t.CostUSD += rec.CostUSD
-	t.DurationMS += rec.DurationMS
 }
 
 func doneSet(p *task.Plan) map[string]bool {

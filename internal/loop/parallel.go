@@ -260,7 +260,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 // and the policy (attempts, waits, the breaker) as for one task at a time.
 func (p *parallelRun) finished(ctx context.Context, res result) error {
 	r := p.r
-	sumTotals(&r.st.Totals, res.totals)
+	r.st.Totals.Add(res.totals)
 	switch {
 	case res.gate.merged:
 		p.drop(ctx, res.t.ID, true)
@@ -324,7 +324,7 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 		e.Worker = slot
 		if e.Totals != nil {
 			t := p.published()
-			sumTotals(&t, *e.Totals)
+			t.Add(*e.Totals)
 			e.Totals = &t
 		}
 		if e.Plan != nil {
@@ -595,18 +595,6 @@ func freeSlot(running map[string]int, workers int) int {
 		}
 	}
 	return workers
-}
-
-func sumTotals(t *state.Totals, d state.Totals) {
-	t.Iterations += d.Iterations
-	t.TasksDone += d.TasksDone
-	t.TasksFailed += d.TasksFailed
-	t.InputTokens += d.InputTokens
-	t.OutputTokens += d.OutputTokens
-	t.CacheReadTokens += d.CacheReadTokens
-	t.CacheWriteTokens += d.CacheWriteTokens
-	t.CostUSD += d.CostUSD
-	t.DurationMS += d.DurationMS
 }
 
 // refSafe makes a task id usable in a branch name and a directory name.

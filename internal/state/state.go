@@ -88,3 +88,23 @@ type State struct {
 	// Message says why the run ended, for status.
 	Message string `json:"message,omitempty"`
 }
+
+// Add adds another run's (or worker's) totals.
+func (t *Totals) Add(d Totals) {
+	t.Iterations += d.Iterations
+	t.TasksDone += d.TasksDone
+	t.TasksFailed += d.TasksFailed
+	t.InputTokens += d.InputTokens
+	t.OutputTokens += d.OutputTokens
+	t.CacheReadTokens += d.CacheReadTokens
+	t.CacheWriteTokens += d.CacheWriteTokens
+	t.CostUSD += d.CostUSD
+	t.DurationMS += d.DurationMS
+}
+
+// AddRecord adds one iteration's tokens, cost and time, and the tasks it
+// finished. Iterations are counted when they start, not here.
+func (t *Totals) AddRecord(r Record, tasksDone int) {
+	t.Add(Totals{TasksDone: tasksDone, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS})
+}
