@@ -131,11 +131,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	store, err := state.Open(dir)
-	if err != nil {
-		return err
-	}
-	release, err := store.Lock(os.Getpid())
+	store, release, err := state.OpenLocked(dir)
 	if err != nil {
 		return err
 	}

@@ -157,11 +157,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan})
 	}
 
-	store, err := state.Open(dir)
-	if err != nil {
-		return err
-	}
-	release, err := store.Lock(os.Getpid())
+	store, release, err := state.OpenLocked(dir)
 	if err != nil {
 		return err
 	}

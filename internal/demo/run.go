@@ -34,11 +34,7 @@ func Run(ctx context.Context, dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	store, err := state.Open(dir)
-	if err != nil {
-		return err
-	}
-	release, err := store.Lock(os.Getpid())
+	store, release, err := state.OpenLocked(dir)
 	if err != nil {
 		return err
 	}

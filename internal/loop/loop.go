@@ -304,16 +304,15 @@ func (r *runner) noneLeft() error {
 	if err := r.skippedLeft(p); err != nil {
 		return err
 	}
+	isFailed := func(t task.Task) bool { return r.st.Tasks[t.ID].Failed }
 	var failed, blocked []string
 	for _, t := range p.Tasks {
-		if t.Status == task.StatusDone {
-			continue
-		}
-		if r.st.Tasks[t.ID].Failed || t.Status == task.StatusFailed {
+		if t.Status == task.StatusFailed || (t.Status != task.StatusDone && isFailed(t)) {
 			failed = append(failed, t.ID)
-		} else {
-			blocked = append(blocked, t.ID)
 		}
+	}
+	for _, t := range p.Blocked(isFailed) {
+		blocked = append(blocked, t.ID)
 	}
 	msg := fmt.Sprintf("nothing left but failed tasks (failed: %v", failed)
 	if len(blocked) > 0 {

@@ -317,3 +317,18 @@ func procStart(pid int) (string, bool) {
 	}
 	return f[starttime], true
 }
+
+// OpenLocked opens the store of projectDir and takes its lock for this
+// process: what every command that writes runs does first. release gives
+// the lock back.
+func OpenLocked(projectDir string) (s *Store, release func() error, err error) {
+	s, err = Open(projectDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	release, err = s.Lock(os.Getpid())
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, release, nil
+}

@@ -881,7 +881,7 @@ func TestNextEveryFixture(t *testing.T) {
 	if diff := cmp.Diff([]string{"REP-2", "3", "5", "6"}, order); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
-	if !p.Stalled(nil) || p.Open() != 1 {
-		t.Errorf("with only the failed task left: Stalled %v, Open %d; want true, 1", p.Stalled(nil), p.Open())
+	if next, ok := p.Next(nil); ok || p.Open() != 1 {
+		t.Errorf("with only the failed task left: Next = %v, %v; Open %d; want nothing next, 1 open", next.ID, ok, p.Open())
 	}
 }

@@ -71,27 +71,6 @@ func (p *Plan) Blocked(failed func(Task) bool) []Task {
 	return out
 }
 
-// Stalled reports whether tasks that are not done remain but none can ever
-// be done: each one has failed (in the plan or by failed) or is Blocked.
-// This is the runner's "nothing left but failed tasks" stop (exit 4). A plan
-// whose tasks are all done is finished, not stalled. Tasks that skip-style
-// filters hold back for other reasons (such as a parallel worker holding
-// them) are not failures: pass only failures here.
-func (p *Plan) Stalled(failed func(Task) bool) bool {
-	can := p.canFinish(failed)
-	open := false
-	for i, t := range p.Tasks {
-		if t.Status == StatusDone {
-			continue
-		}
-		open = true
-		if !isFailed(t, failed) && can[i] {
-			return false
-		}
-	}
-	return open
-}
-
 func isFailed(t Task, failed func(Task) bool) bool {
 	return t.Status == StatusFailed || (failed != nil && failed(t))
 }
