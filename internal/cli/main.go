@@ -45,9 +45,7 @@ func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} 
 // Main runs ralph and returns its exit code.
 func Main() int {
 	f := defaultFactory()
-	ctx, force := signalContext(f)
-	_ = force
-	err := newRootCmd(f).ExecuteContext(ctx)
+	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errSilent) {
 		fmt.Fprintln(f.IO.ErrOut, "ralph:", err)
@@ -58,7 +56,7 @@ func Main() int {
 // signalContext cancels the context on the first SIGINT/SIGTERM, which
 // stops the agent's process group gracefully and saves state; the second
 // forces an immediate exit.
-func signalContext(f *Factory) (context.Context, context.CancelFunc) {
+func signalContext(f *Factory) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -71,7 +69,7 @@ func signalContext(f *Factory) (context.Context, context.CancelFunc) {
 		f.forceKill()
 		os.Exit(ExitInterrupted)
 	}()
-	return ctx, cancel
+	return ctx
 }
 
 // errSilent wraps errors that were already shown to the user.

@@ -147,6 +147,10 @@ func (d Duration) String() string {
 	return s
 }
 
+// DefaultCommitTemplate is the message of a task's commit (text/template
+// over the task: .ID, .Title, .Description, ...).
+const DefaultCommitTemplate = "feat: {{.ID}} - {{.Title}}"
+
 // Defaults returns the settings used when nothing else says otherwise.
 func Defaults() Config {
 	return Config{
@@ -163,7 +167,7 @@ func Defaults() Config {
 		Stuck:         5,
 		Gates:         Gates{Timeout: Duration(10 * time.Minute)},
 		// The same as the loop's default (config must not import it).
-		CommitTemplate: "feat: {{.ID}} - {{.Title}}",
+		CommitTemplate: DefaultCommitTemplate,
 		Notify: Notify{Events: NotifyEvents(), Timeout: Duration(10 * time.Second), Retries: 3,
 			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -240,7 +241,7 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 	} else if first, _, _ := strings.Cut(output, "\n"); first != "" {
 		c.errText = first
 	}
-	c.output = tail(output, maxAttemptOutput)
+	c.output = tail(output, prompt.MaxAttemptOutput)
 	return *c, false
 }
 

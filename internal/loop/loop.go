@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -122,7 +123,7 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 		opts.Strategies = completion.DefaultStrategies()
 	}
 	if opts.CommitTemplate == "" {
-		opts.CommitTemplate = DefaultCommitTemplate
+		opts.CommitTemplate = config.DefaultCommitTemplate
 	}
 	if deps.Emit == nil {
 		deps.Emit = func(Event) {}

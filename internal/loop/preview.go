@@ -15,12 +15,10 @@ type NextRun struct {
 // Preview renders the next iteration's prompt and agent invocation
 // without running anything or writing any file (--dry-run).
 func Preview(opts Options, deps Deps) (NextRun, error) {
-	r, err := newRunner(opts, deps)
-	if err != nil && deps.Store == nil {
-		// A preview needs no store.
-		deps.Store = nopStore{}
-		r, err = newRunner(opts, deps)
+	if deps.Store == nil {
+		deps.Store = nopStore{} // a preview reads and writes no state
 	}
+	r, err := newRunner(opts, deps)
 	if err != nil {
 		return NextRun{}, err
 	}

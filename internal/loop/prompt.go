@@ -12,11 +12,8 @@ import (
 
 // Bounds of what the prompt carries.
 const (
-	maxAttemptNotes       = 3
-	maxProgressBytes      = 8 << 10
-	maxAttemptOutput      = 2000
-	progressFileName      = "progress.txt"
-	DefaultCommitTemplate = "feat: {{.ID}} - {{.Title}}"
+	maxAttemptNotes  = 3
+	maxProgressBytes = 8 << 10
 )
 
 // attemptNote is one failed attempt of a task, remembered for the prompt.
@@ -38,8 +35,9 @@ func (r *runner) loadAttempts() error {
 }
 
 func (r *runner) noteAttempt(id string, a attemptNote) {
-	if len(a.Error) > maxAttemptOutput {
-		a.Error = tail(a.Error, maxAttemptOutput)
+	// Render bounds what it shows; memory keeps no more than it shows.
+	if len(a.Output) > prompt.MaxAttemptOutput {
+		a.Output = tail(a.Output, prompt.MaxAttemptOutput)
 	}
 	r.attempts[id] = append(r.attempts[id], a)
 	if notes := r.attempts[id]; len(notes) > maxAttemptNotes {
@@ -70,7 +68,7 @@ func resolvesFileRefs(agentName string) bool {
 // promptText renders the template, the user's or the embedded one.
 func (r *runner) promptText(t task.Task) (string, error) {
 	p := r.deps.Plan.Plan()
-	progressPath := filepath.Join(r.opts.Dir, progressFileName)
+	progressPath := filepath.Join(r.opts.Dir, prompt.DefaultProgressFile)
 	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)
 	if err != nil {
 		return "", err
@@ -86,7 +84,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 			Total: pp.Total, Done: pp.Done, Open: p.Open(),
 		},
 		Ownership:        r.opts.Ownership,
-		ProgressFile:     progressFileName,
+		ProgressFile:     prompt.DefaultProgressFile,
 		CodebasePatterns: patterns,
 		RecentProgress:   recent,
 		Attempts:         r.attempts[t.ID],
