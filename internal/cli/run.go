@@ -197,12 +197,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	deps.Emit = render.Handle
 	err = pre.run(ctx, lopts, deps)
 	render.Close(err)
-	if err != nil && !errors.Is(err, loop.ErrInterrupted) {
-		// The renderer showed the run's end; the exit code carries the rest.
-		var ee *ExitError
-		if !errors.As(err, &ee) && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
-			return &ExitError{Code: exitCode(err), Err: fmt.Errorf("%w: %w", errSilent, err)}
-		}
+	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
+		// The renderer showed how the run ended; the exit code says the rest.
+		return fmt.Errorf("%w: %w", errSilent, err)
 	}
 	return err
 }
