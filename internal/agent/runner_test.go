@@ -247,13 +247,9 @@ func TestRunTimeouts(t *testing.T) {
 			}
 			tt.req.Env = testEnv()
 			var rec recorder
-			start := time.Now()
 			got, err := Run(ctx, shell(t, tt.script), tt.req, rec.sink())
 			if err != nil {
 				t.Fatal(err)
-			}
-			if elapsed := time.Since(start); elapsed > 10*time.Second {
-				t.Errorf("Run took %v", elapsed)
 			}
 			if !tt.want(got) || got.ExitCode != tt.wantCode {
 				t.Errorf("got TimedOut %v, IdleTimedOut %v, Interrupted %v, ExitCode %d; want code %d",
@@ -378,13 +374,20 @@ func TestRunEscapedHolder(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	start := time.Now()
-	got, err := Run(context.Background(), shell(t, "setsid sleep 5 & echo started"), Request{Env: testEnv()}, Sink{})
+	// The holder outlives any test timeout: a Run that waited for the pipe
+	// would hang, not merely be slow.
+	pidFile := filepath.Join(t.TempDir(), "holder.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	got, err := Run(context.Background(), shell(t, `setsid sleep 3600 & echo $! > "$1"; echo started`, pidFile),
+		Request{Env: testEnv()}, Sink{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if elapsed := time.Since(start); elapsed > drainDelay+2*time.Second {
-		t.Errorf("Run took %v with an escaped pipe holder", elapsed)
 	}
 	if got.FinalText != "started" || got.ExitCode != 0 {
 		t.Errorf("got FinalText %q, ExitCode %d", got.FinalText, got.ExitCode)

@@ -447,16 +447,13 @@ func TestPagerOpensScrollsAndCloses(t *testing.T) {
 func TestInboxCoalescesWithoutBlocking(t *testing.T) {
 	t.Parallel()
 	in := newInbox()
-	start := time.Now()
+	// Nobody reads while these go in: a put that blocked would hang here.
 	for i := range 10 * maxInbox {
 		e := loop.Event{Kind: loop.EventAgent, Iteration: i}
 		if i%1000 == 0 {
 			e = loop.Event{Kind: loop.EventIterationStarted, Iteration: i}
 		}
 		in.put(e)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("put took %s for %d events", d, 10*maxInbox)
 	}
 	events, closed := in.next()
 	if closed {
