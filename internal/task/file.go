@@ -138,7 +138,7 @@ func (f *File) Restore() error {
 	if err != nil || !changed {
 		return err
 	}
-	return f.write(f.data)
+	return f.write(f.data, nil)
 }
 
 // SetStatus records a task's new status in the file, changing only the bytes
@@ -171,6 +171,13 @@ func (f *File) SetStatus(id string, st Status) error {
 		return nil
 	}, func(data []byte) ([]byte, error) {
 		return f.format.setStatus(f.path, data, id, st)
+	}, func(after *Plan) error {
+		// The edit is local, but a writer that corrupts a user's plan is the
+		// one bug this package must not have: check before anyone writes.
+		if t, ok := after.Task(id); !ok || t.Status != st {
+			return fmt.Errorf("internal error: setting %s to %s in %s did not take; nothing written", id, st, f.path)
+		}
+		return nil
 	})
 }
 
@@ -220,7 +227,7 @@ func (f *File) Add(t Task) (Task, error) {
 		}
 		added = np.Tasks[len(np.Tasks)-1]
 		return out, nil
-	})
+	}, nil)
 	return added, err
 }
 
@@ -237,7 +244,7 @@ func (f *File) RecordIteration(r IterationRecord) error {
 	}
 	return f.edit(fmt.Sprintf("not recording iteration %d", r.Iteration), nil, func(data []byte) ([]byte, error) {
 		return rec.record(f.path, data, r)
-	})
+	}, nil)
 }
 
 // edit applies change to the file's content and writes the result
@@ -245,8 +252,9 @@ func (f *File) RecordIteration(r IterationRecord) error {
 // written, the change is applied to the new content (a merge), provided it
 // is valid and check, when set, accepts its plan; otherwise nothing is
 // written and the error wraps ErrChanged. not says what was not done, for
-// errors.
-func (f *File) edit(not string, check func(theirs *Plan) error, change func([]byte) ([]byte, error)) error {
+// errors. verify, when set, checks the plan of the result before it is
+// written.
+func (f *File) edit(not string, check func(theirs *Plan) error, change func([]byte) ([]byte, error), verify func(after *Plan) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	changed, data, err := f.disk()
@@ -279,7 +287,7 @@ func (f *File) edit(not string, check func(theirs *Plan) error, change func([]by
 	if bytes.Equal(out, f.data) {
 		return nil
 	}
-	return f.write(out)
+	return f.write(out, verify)
 }
 
 // isPosition reports an id that is a task's position (1, 2, ...) rather
@@ -292,10 +300,15 @@ func isPosition(id string) bool {
 // write replaces the file atomically with data (temp file in the same
 // directory, fsync, rename, fsync of the directory) and makes data the new
 // baseline. A symlinked plan stays a symlink: the target is replaced.
-func (f *File) write(data []byte) error {
+func (f *File) write(data []byte, verify func(after *Plan) error) error {
 	plan, err := parsePlan(f.format, f.path, data)
 	if err != nil {
 		return err // never write what we could not read back
+	}
+	if verify != nil {
+		if err := verify(plan); err != nil {
+			return err
+		}
 	}
 	target := f.path
 	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
