@@ -34,7 +34,7 @@ func (e *Error) Error() string {
 var (
 	// ErrUnsupported is returned by Load for a plan whose format has no
 	// reader yet.
-	ErrUnsupported = errors.New("plan format not supported yet")
+	ErrUnsupported = errors.New("unknown plan format")
 	// ErrUnknownTask is returned when an id names no task in the plan.
 	ErrUnknownTask = errors.New("no such task")
 	// ErrNoPlan is returned by Discover when the directory has no plan file.

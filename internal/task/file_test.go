@@ -96,7 +96,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "unknown", file: "plan.txt", content: "do things\n", is: ErrUnsupported,
-			want: "DIR/plan.txt: plan format not supported yet (not a format ralph knows); supported: " + supported,
+			want: "DIR/plan.txt: unknown plan format (not a format ralph knows); supported: " + supported,
 		},
 		{
 			name: "empty .json is prd", file: "prd.json", content: "",
