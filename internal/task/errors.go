@@ -32,8 +32,8 @@ func (e *Error) Error() string {
 }
 
 var (
-	// ErrUnsupported is returned by Load for a plan whose format has no
-	// reader yet.
+	// ErrUnsupported is returned by Load for a file in none of the plan
+	// formats ralph reads.
 	ErrUnsupported = errors.New("unknown plan format")
 	// ErrUnknownTask is returned when an id names no task in the plan.
 	ErrUnknownTask = errors.New("no such task")
