@@ -44,6 +44,9 @@ type Options struct {
 	// Unscripted answers the agent's turns once the script is used up;
 	// default a text saying so (no completion marker, so the run notices).
 	Unscripted *Turn
+	// Now is the clock Until and UsageLimit turns are held against;
+	// default time.Now. Tests set it to move time without waiting.
+	Now func() time.Time
 }
 
 // Request is one logged request.
@@ -105,6 +108,9 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.SideText == "" {
 		opts.SideText = "OK"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	s := &Server{opts: opts, ln: ln, done: make(chan struct{}), URL: "http://" + ln.Addr().String()}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
@@ -197,7 +203,7 @@ func (r Request) String() string {
 func (s *Server) next() Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.queue) > 0 && !s.queue[0].until.IsZero() && !time.Now().Before(s.queue[0].until) {
+	for len(s.queue) > 0 && !s.queue[0].until.IsZero() && !s.opts.Now().Before(s.queue[0].until) {
 		s.queue = s.queue[1:] // its time is over
 	}
 	if len(s.queue) == 0 {

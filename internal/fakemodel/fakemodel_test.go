@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -477,13 +478,21 @@ func TestTimesAlwaysAndUnscripted(t *testing.T) {
 	}
 
 	// Until: every request until the time, then the next turn.
-	s = start(t, Text("held").Until(time.Now().Add(300*time.Millisecond)), Text("next"))
+	var clock atomic.Int64 // seconds past epoch, moved by the test
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return epoch.Add(time.Duration(clock.Load()) * time.Second) }
+	s, err := Start(Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.Script(Text("held").Until(epoch.Add(time.Minute)), Text("next"))
 	got = nil
 	for range 2 {
 		_, body := post(t, s.URL+"/v1/chat/completions", req)
 		got = append(got, get(decode(t, string(body)), "choices", 0, "message", "content").(string))
 	}
-	time.Sleep(350 * time.Millisecond)
+	clock.Store(60) // the held turn's time is over
 	_, body := post(t, s.URL+"/v1/chat/completions", req)
 	got = append(got, get(decode(t, string(body)), "choices", 0, "message", "content").(string))
 	if diff := cmp.Diff([]string{"held", "held", "next"}, got); diff != "" {

@@ -14,12 +14,19 @@ import (
 // runSteered runs the fixture with a Steering; each agent invocation first
 // calls during(n, s), as a user pressing keys while the agent works.
 func (f *fixture) runSteered(ctx context.Context, s *Steering, during func(n int, s *Steering)) ([]EventKind, error) {
+	return f.runSteeredWatching(ctx, s, during, func(Event) {})
+}
+
+// runSteeredWatching is runSteered with every event also given to watch,
+// for a test that acts when the loop reaches a point (not after a time).
+func (f *fixture) runSteeredWatching(ctx context.Context, s *Steering, during func(n int, s *Steering), watch func(Event)) ([]EventKind, error) {
 	var kinds []EventKind
 	f.agent.before = func(n int) { during(n, s) }
 	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Now: f.clock.Now, Sleep: f.clock.Sleep,
 		Jitter:  func(time.Duration) time.Duration { return 0 },
 		Control: s,
 		Emit: func(e Event) {
+			watch(e)
 			switch e.Kind {
 			case EventPaused, EventResumed, EventTaskSkipped:
 				kinds = append(kinds, e.Kind)
@@ -69,15 +76,21 @@ func TestPauseHoldsTheLoopUntilResumed(t *testing.T) {
 	f := newFixture(t, []string{"A", "B"}, done())
 	s := NewSteering()
 	resumed := make(chan struct{})
-	kinds, err := f.runSteered(context.Background(), s, func(n int, s *Steering) {
+	paused := make(chan struct{}) // closed when the loop reports it holds
+	watch := func(e Event) {
+		if e.Kind == EventPaused {
+			close(paused)
+		}
+	}
+	kinds, err := f.runSteeredWatching(context.Background(), s, func(n int, s *Steering) {
 		switch n {
 		case 1:
 			if !s.TogglePause() {
 				t.Error("TogglePause() = false, want paused")
 			}
-			// The user resumes a little later, while the loop waits.
+			// The user resumes once the loop says it waits.
 			go func() {
-				time.Sleep(20 * time.Millisecond)
+				<-paused
 				close(resumed)
 				s.TogglePause()
 			}()
@@ -88,7 +101,7 @@ func TestPauseHoldsTheLoopUntilResumed(t *testing.T) {
 				t.Error("the second iteration started while paused")
 			}
 		}
-	})
+	}, watch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +118,14 @@ func TestInterruptWhilePausedEndsTheRun(t *testing.T) {
 	f := newFixture(t, []string{"A", "B"}, done())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := f.runSteered(ctx, NewSteering(), func(n int, s *Steering) {
+	watch := func(e Event) {
+		if e.Kind == EventPaused {
+			cancel() // Ctrl-C while the loop holds
+		}
+	}
+	_, err := f.runSteeredWatching(ctx, NewSteering(), func(n int, s *Steering) {
 		s.TogglePause()
-		time.AfterFunc(10*time.Millisecond, cancel)
-	})
+	}, watch)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
