@@ -35,6 +35,12 @@ func NewCommand(opts Options) (Adapter, error) {
 	return command{base: b, newDecoder: dec}, nil
 }
 
+// commandSpec is the command agent: any program, so nothing is known of
+// it beyond what the config says.
+func commandSpec() Spec {
+	return Spec{Name: "command", New: NewCommand, Custom: true}
+}
+
 func (command) Name() string { return "command" }
 
 func (c command) Invocation(req Request) (Invocation, error) {
