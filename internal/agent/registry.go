@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -137,7 +136,7 @@ func TranscriptDecoder(name, output string, head []byte) Decoder {
 	if s, ok := Lookup(name); ok {
 		// The command agent needs a program to be built; reading its
 		// output does not run it.
-		if ad, err := s.New(Options{Command: cmp.Or(name, "agent"), Output: output}); err == nil {
+		if ad, err := s.New(Options{Command: name, Output: output}); err == nil {
 			return ad.NewDecoder()
 		}
 	}

@@ -96,7 +96,8 @@ func TestConfigMirrorsRegistry(t *testing.T) {
 	for _, k := range patternKinds {
 		kinds = append(kinds, string(k))
 	}
-	if diff := cmp.Diff(kinds, config.ErrorKindNames(), cmpSorted); diff != "" {
+	sorted := cmp.Transformer("sorted", func(s []string) []string { return slices.Sorted(slices.Values(s)) })
+	if diff := cmp.Diff(kinds, config.ErrorKindNames(), sorted); diff != "" {
 		t.Errorf("config.ErrorKindNames() (-agent +config):\n%s", diff)
 	}
 	if d := config.Defaults().Agent; !slices.Contains(Names(), d) {
@@ -110,8 +111,6 @@ func TestConfigMirrorsRegistry(t *testing.T) {
 		}
 	}
 }
-
-var cmpSorted = cmp.Transformer("sorted", func(s []string) []string { return slices.Sorted(slices.Values(s)) })
 
 func TestTranscriptDecoder(t *testing.T) {
 	t.Parallel()
@@ -175,11 +174,6 @@ func readmeAgents(t *testing.T) [][]string {
 	return rows
 }
 
-var (
-	codeSpanRE   = regexp.MustCompile("`([^`]*)`")
-	modelValueRE = regexp.MustCompile(`\[(\S+) [^\]]+\]`)
-)
-
 // documentedArgv writes an adapter's argv the way the README does: the
 // model flag in brackets, the prompt as PROMPT, a file in the scratch
 // directory as FILE.
@@ -224,6 +218,8 @@ func documentedArgv(t *testing.T, a Adapter) string {
 // references are left to the CLI, and the command agent's dialects.
 func TestREADMEAgentsTable(t *testing.T) {
 	t.Parallel()
+	codeSpanRE := regexp.MustCompile("`([^`]*)`")
+	modelValueRE := regexp.MustCompile(`\[(\S+) [^\]]+\]`) // [-m PROVIDER/MODEL] reads as [-m M]
 	rows := readmeAgents(t)
 	var names []string
 	for _, r := range rows {

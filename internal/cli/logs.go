@@ -327,7 +327,9 @@ func fileHead(path string) []byte {
 }
 
 // decoderFor returns the decoder of the named agent, with the output
-// dialect the config gives it (agent.TranscriptDecoder).
+// dialect the config gives it; for an agent ralph does not know (the
+// demo's), JSON lines are read as Claude's stream-json, anything else as
+// text (agent.TranscriptDecoder).
 func decoderFor(name string, agents map[string]config.AgentConfig, head []byte) agent.Decoder {
 	return agent.TranscriptDecoder(name, agents[name].Output, head)
 }
