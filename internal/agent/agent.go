@@ -2,8 +2,9 @@
 //
 // It owns the process runner (own process group, wall and idle timeouts,
 // TERM then KILL to the whole group), the per-CLI adapters that build argv
-// and environment, and the decoders that turn each CLI's output into
-// normalized Events and one Result. It knows nothing of plans, prompts or
+// and environment, the decoders that turn each CLI's output into
+// normalized Events and one Result, and the registry of what ralph knows
+// about each agent (Spec: install, credentials, files, @file references). It knows nothing of plans, prompts or
 // the loop's policy.
 package agent
 

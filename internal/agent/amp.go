@@ -1,5 +1,7 @@
 package agent
 
+import "slices"
+
 // amp is the Sourcegraph Amp adapter.
 type amp struct{ base }
 
@@ -7,6 +9,22 @@ type amp struct{ base }
 func NewAmp(opts Options) (Adapter, error) {
 	b, err := newBase("amp", opts)
 	return amp{b}, err
+}
+
+// ampSpec is what ralph knows about Amp.
+func ampSpec() Spec {
+	return Spec{
+		Name:    "amp",
+		New:     NewAmp,
+		Dialect: "claude-stream-json",
+		Install: "npm install -g @sourcegraph/amp",
+		Credentials: Credentials{
+			EnvVars: []string{"AMP_API_KEY"},
+			Files:   xdg("data", "amp/secrets.json"),
+			Login:   "run `amp login`, or set AMP_API_KEY",
+		},
+		ConfigDirs: slices.Concat(xdg("config", "amp"), xdg("data", "amp"), xdg("cache", "amp")),
+	}
 }
 
 func (amp) Name() string { return "amp" }

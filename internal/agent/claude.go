@@ -16,6 +16,25 @@ func NewClaude(opts Options) (Adapter, error) {
 	return claude{b}, err
 }
 
+// claudeSpec is what ralph knows about Claude Code.
+func claudeSpec() Spec {
+	return Spec{
+		Name:             "claude",
+		New:              NewClaude,
+		Dialect:          "claude-stream-json",
+		ResolvesFileRefs: true,
+		Install:          "npm install -g @anthropic-ai/claude-code",
+		Credentials: Credentials{
+			EnvVars: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
+			Files:   []string{"~/.claude/.credentials.json"},
+			Login:   "run `claude` and /login, or `claude setup-token`, or set ANTHROPIC_API_KEY",
+			Keyring: true, // macOS keeps the login in the keychain
+		},
+		// CLAUDE_CONFIG_DIR replaces ~/.claude (and holds .claude.json).
+		ConfigDirs: []string{"$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json"},
+	}
+}
+
 func (claude) Name() string { return "claude" }
 
 // Invocation runs `claude -p --output-format stream-json --verbose [--model

@@ -17,6 +17,23 @@ func NewCodex(opts Options) (Adapter, error) {
 	return codex{b}, err
 }
 
+// codexSpec is what ralph knows about the Codex CLI.
+func codexSpec() Spec {
+	return Spec{
+		Name:    "codex",
+		New:     NewCodex,
+		Dialect: "codex-json",
+		Install: "npm install -g @openai/codex",
+		Credentials: Credentials{
+			EnvVars: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+			Files:   []string{"$CODEX_HOME/auth.json", "~/.codex/auth.json"},
+			Login:   "run `codex login`, or set OPENAI_API_KEY",
+		},
+		// CODEX_HOME replaces ~/.codex.
+		ConfigDirs: []string{"$CODEX_HOME", "~/.codex"},
+	}
+}
+
 func (codex) Name() string { return "codex" }
 
 // Invocation runs `codex exec --json --dangerously-bypass-approvals-and-sandbox

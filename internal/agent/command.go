@@ -35,6 +35,12 @@ func NewCommand(opts Options) (Adapter, error) {
 	return command{base: b, newDecoder: dec}, nil
 }
 
+// commandSpec is the command agent: any program, so nothing is known of
+// it beyond what the config says.
+func commandSpec() Spec {
+	return Spec{Name: "command", New: NewCommand, Custom: true}
+}
+
 func (command) Name() string { return "command" }
 
 func (c command) Invocation(req Request) (Invocation, error) {
@@ -69,8 +75,9 @@ func (c command) NewDecoder() Decoder { return c.newDecoder(c.now) }
 type dialectDecoder = func(now func() time.Time) Decoder
 
 // dialects lists the output formats the command adapter reads: plain text
-// and each JSON dialect of the CLIs above (Qwen Code and Amp print
-// claude-stream-json). Adding one is one line here.
+// and each JSON dialect of the CLIs above (each Spec's Dialect names its
+// CLI's). Adding one is one line here, and one in config.OutputNames,
+// which a test checks against this list.
 func dialects() []struct {
 	name string
 	new  dialectDecoder

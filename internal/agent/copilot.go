@@ -20,6 +20,23 @@ func NewCopilot(opts Options) (Adapter, error) {
 	return copilot{b}, err
 }
 
+// copilotSpec is what ralph knows about the GitHub Copilot CLI.
+func copilotSpec() Spec {
+	return Spec{
+		Name:    "copilot",
+		New:     NewCopilot,
+		Dialect: "copilot-json",
+		Install: "npm install -g @github/copilot",
+		Credentials: Credentials{
+			EnvVars: []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_BASE_URL"},
+			Files:   []string{"~/.copilot/config.json"},
+			Login:   "run `copilot login`, or set COPILOT_GITHUB_TOKEN",
+			Keyring: true,
+		},
+		ConfigDirs: []string{"~/.copilot"},
+	}
+}
+
 func (copilot) Name() string { return "copilot" }
 
 // copilotUsageFile is the file, in the request's scratch directory,

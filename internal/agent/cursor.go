@@ -16,6 +16,23 @@ func NewCursor(opts Options) (Adapter, error) {
 	return cursor{b}, err
 }
 
+// cursorSpec is what ralph knows about the Cursor agent CLI.
+func cursorSpec() Spec {
+	return Spec{
+		Name:    "cursor",
+		New:     NewCursor,
+		Dialect: "cursor-stream-json",
+		Install: "curl https://cursor.com/install -fsS | bash",
+		Credentials: Credentials{
+			EnvVars: []string{"CURSOR_API_KEY"},
+			Files:   []string{"~/.config/cursor/auth.json", "~/.cursor/cli-config.json"},
+			Login:   "run `cursor-agent login`, or set CURSOR_API_KEY",
+			Keyring: true,
+		},
+		ConfigDirs: append(xdg("config", "cursor"), "~/.cursor"),
+	}
+}
+
 func (cursor) Name() string { return "cursor" }
 
 // Invocation runs `cursor-agent -p --output-format stream-json --force

@@ -215,23 +215,30 @@ func TestDecoderFixtures(t *testing.T) {
 	}
 }
 
-// TestDecoderFixturesAsDialects pins that the command agent's JSON
-// dialects decode like the agents they are named after.
+// TestDecoderFixturesAsDialects pins that each agent's Spec.Dialect is
+// true: the command agent with that output decodes the agent's recorded
+// stream as the agent's own adapter does.
 func TestDecoderFixturesAsDialects(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ agent, dialect, fixture string }{
-		{"codex", "codex-json", "codex-exec-json-sample.jsonl"},
-		{"gemini", "gemini-stream-json", "gemini-stream-sample.jsonl"},
-		{"opencode", "opencode-json", "opencode-json-sample.jsonl"},
-		{"droid", "droid-stream-json", "droid-stream-json-sample.jsonl"},
-		{"copilot", "copilot-json", "copilot-json-sample.jsonl"},
-		{"qwen", "claude-stream-json", "qwen-stream-json-sample.jsonl"},
-	} {
-		stream := readFixture(t, tt.fixture)
-		want, _ := runDecoded(t, tt.agent, stream, 0, "")
-		got, _ := runDecodedIn(t, "command", Options{Output: tt.dialect}, Request{ScratchDir: t.TempDir()}, stream, 0, "")
+	fixtures := map[string]string{
+		"claude":   "claude-stream-sample.jsonl",
+		"codex":    "codex-exec-json-sample.jsonl",
+		"gemini":   "gemini-stream-sample.jsonl",
+		"opencode": "opencode-json-sample.jsonl",
+		"droid":    "droid-stream-json-sample.jsonl",
+		"copilot":  "copilot-json-sample.jsonl",
+		"qwen":     "qwen-stream-json-sample.jsonl",
+	}
+	for _, spec := range Specs() {
+		fixture, ok := fixtures[spec.Name]
+		if !ok {
+			continue // no recorded stream (Amp, Cursor, Kiro cannot run here)
+		}
+		stream := readFixture(t, fixture)
+		want, _ := runDecoded(t, spec.Name, stream, 0, "")
+		got, _ := runDecodedIn(t, "command", Options{Output: spec.Dialect}, Request{ScratchDir: t.TempDir()}, stream, 0, "")
 		if diff := cmp.Diff(want, got, approx); diff != "" {
-			t.Errorf("%s as %s (-want +got):\n%s", tt.fixture, tt.dialect, diff)
+			t.Errorf("%s as %s (-want +got):\n%s", fixture, spec.Dialect, diff)
 		}
 	}
 }

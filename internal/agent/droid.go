@@ -16,6 +16,23 @@ func NewDroid(opts Options) (Adapter, error) {
 	return droid{b}, err
 }
 
+// droidSpec is what ralph knows about Factory's droid.
+func droidSpec() Spec {
+	return Spec{
+		Name:    "droid",
+		New:     NewDroid,
+		Dialect: "droid-stream-json",
+		Install: "npm install -g droid (or curl -fsSL https://app.factory.ai/cli | sh)",
+		Credentials: Credentials{
+			EnvVars: []string{"FACTORY_API_KEY"},
+			Files:   []string{"~/.factory/auth.json"},
+			Login:   "run `droid` and log in, or set FACTORY_API_KEY",
+			Keyring: true,
+		},
+		ConfigDirs: []string{"~/.factory"},
+	}
+}
+
 func (droid) Name() string { return "droid" }
 
 // Invocation runs `droid exec -o stream-json --skip-permissions-unsafe [-m

@@ -16,6 +16,23 @@ func NewGemini(opts Options) (Adapter, error) {
 	return gemini{b}, err
 }
 
+// geminiSpec is what ralph knows about the Gemini CLI.
+func geminiSpec() Spec {
+	return Spec{
+		Name:             "gemini",
+		New:              NewGemini,
+		Dialect:          "gemini-stream-json",
+		ResolvesFileRefs: true,
+		Install:          "npm install -g @google/gemini-cli",
+		Credentials: Credentials{
+			EnvVars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+			Files:   []string{"~/.gemini/oauth_creds.json"},
+			Login:   "run `gemini` and choose Login with Google, or set GEMINI_API_KEY",
+		},
+		ConfigDirs: []string{"~/.gemini"},
+	}
+}
+
 func (gemini) Name() string { return "gemini" }
 
 // Invocation runs `gemini -o stream-json --yolo --skip-trust [-m M]` with

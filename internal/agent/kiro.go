@@ -13,6 +13,22 @@ func NewKiro(opts Options) (Adapter, error) {
 	return kiro{b}, err
 }
 
+// kiroSpec is what ralph knows about the Kiro CLI.
+func kiroSpec() Spec {
+	return Spec{
+		Name:    "kiro",
+		New:     NewKiro,
+		Dialect: "text",
+		Install: "curl -fsSL https://cli.kiro.dev/install | bash",
+		Credentials: Credentials{
+			EnvVars: []string{"KIRO_API_KEY"},
+			Files:   xdg("data", "kiro-cli/data.sqlite3"),
+			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
+		},
+		ConfigDirs: append(xdg("data", "kiro-cli"), "~/.kiro"),
+	}
+}
+
 func (kiro) Name() string { return "kiro" }
 
 // Invocation runs `kiro-cli chat --no-interactive --trust-all-tools [--model

@@ -17,6 +17,22 @@ func NewOpenCode(opts Options) (Adapter, error) {
 	return opencode{b}, err
 }
 
+// openCodeSpec is what ralph knows about OpenCode.
+func openCodeSpec() Spec {
+	return Spec{
+		Name:    "opencode",
+		New:     NewOpenCode,
+		Dialect: "opencode-json",
+		Install: "npm install -g opencode-ai",
+		Credentials: Credentials{
+			EnvVars: []string{"OPENCODE_CONFIG_CONTENT", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"},
+			Files:   xdg("data", "opencode/auth.json"),
+			Login:   "run `opencode auth login`, or set your provider's API key",
+		},
+		ConfigDirs: slices.Concat(xdg("config", "opencode"), xdg("data", "opencode"), xdg("cache", "opencode"), xdg("state", "opencode")),
+	}
+}
+
 func (opencode) Name() string { return "opencode" }
 
 // Invocation runs `opencode run --format json --auto [-m PROVIDER/MODEL]`

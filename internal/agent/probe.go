@@ -14,17 +14,17 @@ import (
 )
 
 // What `ralph doctor` asks about an agent without spending tokens: is its
-// executable there, what version is it, does it look logged in.
+// executable there, what version is it, does it look logged in. The
+// mechanics are here; what to look for is in each agent's Spec.
 
-// Setup describes how an agent CLI is installed and authenticated.
-type Setup struct {
-	// Install says how to install the CLI.
-	Install string
+// Credentials says where an agent CLI finds its login. Each adapter file
+// declares its agent's in its Spec.
+type Credentials struct {
 	// EnvVars are variables any one of which, set and not empty, gives the
 	// CLI credentials (an API key, a token, a custom provider).
 	EnvVars []string
-	// Files are credential files, relative to HOME, any one of which
-	// means the CLI has been logged in. ~/ is HOME.
+	// Files are credential files, any one of which means the CLI has been
+	// logged in: "~/x" is under HOME, "$VAR/x" under the variable's value.
 	Files []string
 	// Login says how to authenticate.
 	Login string
@@ -33,91 +33,16 @@ type Setup struct {
 	Keyring bool
 }
 
-// SetupOf returns the setup of a known agent; the command agent has none.
-func SetupOf(name string) (Setup, bool) {
-	s, ok := setups()[name]
-	return s, ok
-}
-
-func setups() map[string]Setup {
-	return map[string]Setup{
-		"claude": {
-			Install: "npm install -g @anthropic-ai/claude-code",
-			EnvVars: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
-			Files:   []string{"~/.claude/.credentials.json"},
-			Login:   "run `claude` and /login, or `claude setup-token`, or set ANTHROPIC_API_KEY",
-			Keyring: true, // macOS keeps the login in the keychain
-		},
-		"codex": {
-			Install: "npm install -g @openai/codex",
-			EnvVars: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
-			Files:   []string{"$CODEX_HOME/auth.json", "~/.codex/auth.json"},
-			Login:   "run `codex login`, or set OPENAI_API_KEY",
-		},
-		"gemini": {
-			Install: "npm install -g @google/gemini-cli",
-			EnvVars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
-			Files:   []string{"~/.gemini/oauth_creds.json"},
-			Login:   "run `gemini` and choose Login with Google, or set GEMINI_API_KEY",
-		},
-		"opencode": {
-			Install: "npm install -g opencode-ai",
-			EnvVars: []string{"OPENCODE_CONFIG_CONTENT", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"},
-			Files:   []string{"$XDG_DATA_HOME/opencode/auth.json", "~/.local/share/opencode/auth.json"},
-			Login:   "run `opencode auth login`, or set your provider's API key",
-		},
-		"droid": {
-			Install: "npm install -g droid (or curl -fsSL https://app.factory.ai/cli | sh)",
-			EnvVars: []string{"FACTORY_API_KEY"},
-			Files:   []string{"~/.factory/auth.json"},
-			Login:   "run `droid` and log in, or set FACTORY_API_KEY",
-			Keyring: true,
-		},
-		"copilot": {
-			Install: "npm install -g @github/copilot",
-			EnvVars: []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_BASE_URL"},
-			Files:   []string{"~/.copilot/config.json"},
-			Login:   "run `copilot login`, or set COPILOT_GITHUB_TOKEN",
-			Keyring: true,
-		},
-		"qwen": {
-			Install: "npm install -g @qwen-code/qwen-code",
-			EnvVars: []string{"OPENAI_API_KEY", "DASHSCOPE_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"},
-			Files:   []string{"~/.qwen/oauth_creds.json"},
-			Login:   "run `qwen` and log in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)",
-		},
-		"amp": {
-			Install: "npm install -g @sourcegraph/amp",
-			EnvVars: []string{"AMP_API_KEY"},
-			Files:   []string{"$XDG_DATA_HOME/amp/secrets.json", "~/.local/share/amp/secrets.json"},
-			Login:   "run `amp login`, or set AMP_API_KEY",
-		},
-		"cursor": {
-			Install: "curl https://cursor.com/install -fsS | bash",
-			EnvVars: []string{"CURSOR_API_KEY"},
-			Files:   []string{"~/.config/cursor/auth.json", "~/.cursor/cli-config.json"},
-			Login:   "run `cursor-agent login`, or set CURSOR_API_KEY",
-			Keyring: true,
-		},
-		"kiro": {
-			Install: "curl -fsSL https://cli.kiro.dev/install | bash",
-			EnvVars: []string{"KIRO_API_KEY"},
-			Files:   []string{"$XDG_DATA_HOME/kiro-cli/data.sqlite3", "~/.local/share/kiro-cli/data.sqlite3"},
-			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
-		},
-	}
-}
-
-// Credentials returns what gives the agent credentials in env: "variable
-// X is set" or "FILE exists"; empty when nothing was found.
-func (s Setup) Credentials(env []string) string {
-	for _, name := range s.EnvVars {
+// Find returns what gives the agent credentials in env: "variable X is
+// set" or "FILE exists"; empty when nothing was found.
+func (c Credentials) Find(env []string) string {
+	for _, name := range c.EnvVars {
 		if getenv(env, name) != "" {
 			return name + " is set"
 		}
 	}
 	home := getenv(env, "HOME")
-	for _, f := range s.Files {
+	for _, f := range c.Files {
 		p := expandPath(f, env, home)
 		if p == "" {
 			continue
@@ -224,4 +149,17 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// xdg returns a path under an XDG base directory both ways it may be:
+// under the variable, when it is set, and under its default in HOME
+// (xdg("data", "amp") is $XDG_DATA_HOME/amp and ~/.local/share/amp).
+func xdg(kind, rel string) []string {
+	base := map[string][2]string{
+		"config": {"XDG_CONFIG_HOME", ".config"},
+		"data":   {"XDG_DATA_HOME", ".local/share"},
+		"cache":  {"XDG_CACHE_HOME", ".cache"},
+		"state":  {"XDG_STATE_HOME", ".local/state"},
+	}[kind]
+	return []string{"$" + base[0] + "/" + rel, "~/" + base[1] + "/" + rel}
 }

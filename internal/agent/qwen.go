@@ -9,6 +9,23 @@ func NewQwen(opts Options) (Adapter, error) {
 	return qwen{b}, err
 }
 
+// qwenSpec is what ralph knows about Qwen Code.
+func qwenSpec() Spec {
+	return Spec{
+		Name:             "qwen",
+		New:              NewQwen,
+		Dialect:          "claude-stream-json",
+		ResolvesFileRefs: true, // as the Gemini CLI it comes from does
+		Install:          "npm install -g @qwen-code/qwen-code",
+		Credentials: Credentials{
+			EnvVars: []string{"OPENAI_API_KEY", "DASHSCOPE_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"},
+			Files:   []string{"~/.qwen/oauth_creds.json"},
+			Login:   "run `qwen` and log in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)",
+		},
+		ConfigDirs: []string{"~/.qwen"},
+	}
+}
+
 func (qwen) Name() string { return "qwen" }
 
 // Invocation runs `qwen -o stream-json --yolo [-m M]` with the prompt on

@@ -36,47 +36,114 @@ type Options struct {
 	Now func() time.Time
 }
 
-// constructor builds one adapter.
-type constructor struct {
-	name string
-	new  func(Options) (Adapter, error)
+// Spec is what ralph knows about one agent: how to build its adapter and
+// the facts the rest of ralph asks about it (doctor, logs, the loop's
+// prompt, the README's agents table). Each adapter file declares its own,
+// next to its constructor, so that an agent's facts live in one place.
+type Spec struct {
+	// Name is the agent's name in config and history ("claude").
+	Name string
+	// New builds the adapter.
+	New func(Options) (Adapter, error)
+	// Dialect is the format the CLI prints, named as the command agent's
+	// output setting names it (Qwen Code and Amp print Claude Code's
+	// claude-stream-json): a program that wraps the CLI can be run as the
+	// command agent with this output. Empty for the command agent, whose
+	// format is configured.
+	Dialect string
+	// ResolvesFileRefs says the CLI reads the file behind an @path
+	// reference in a prompt itself; for the others the loop rewrites
+	// references into plain paths, which they know to open.
+	ResolvesFileRefs bool
+	// Custom says the agent is whatever program the user configures:
+	// nothing is known of how it is installed, whether it takes
+	// --version, or where it keeps a login.
+	Custom bool
+	// Install says how to install the CLI.
+	Install string
+	// Credentials says where the CLI finds its login.
+	Credentials Credentials
+	// ConfigDirs are the directories and files the CLI reads and writes
+	// outside the project: its settings, logins, sessions, logs and
+	// caches, written "~/x" (under HOME) or "$VAR/x" (under a variable's
+	// value, when set); a sandbox must leave them writable.
+	ConfigDirs []string
 }
 
-// adapters lists the known agents, in the order errors and help list them.
-// Adding an agent is one line here.
-func adapters() []constructor {
-	return []constructor{
-		{"claude", NewClaude},
-		{"codex", NewCodex},
-		{"gemini", NewGemini},
-		{"opencode", NewOpenCode},
-		{"droid", NewDroid},
-		{"copilot", NewCopilot},
-		{"qwen", NewQwen},
-		{"amp", NewAmp},
-		{"cursor", NewCursor},
-		{"kiro", NewKiro},
-		{"command", NewCommand},
+// specs lists the known agents, in the order errors and help list them.
+// Adding an agent is its adapter file, with its Spec, and one line here.
+func specs() []Spec {
+	return []Spec{
+		claudeSpec(),
+		codexSpec(),
+		geminiSpec(),
+		openCodeSpec(),
+		droidSpec(),
+		copilotSpec(),
+		qwenSpec(),
+		ampSpec(),
+		cursorSpec(),
+		kiroSpec(),
+		commandSpec(),
 	}
+}
+
+// Specs returns the known agents, in the order errors and help list them.
+func Specs() []Spec { return specs() }
+
+// Lookup returns the agent called name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range specs() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
 }
 
 // Names returns the known agent names.
 func Names() []string {
 	var names []string
-	for _, c := range adapters() {
-		names = append(names, c.name)
+	for _, s := range specs() {
+		names = append(names, s.Name)
 	}
 	return names
 }
 
 // New returns the adapter called name.
 func New(name string, opts Options) (Adapter, error) {
-	for _, c := range adapters() {
-		if c.name == name {
-			return c.new(opts)
-		}
+	if s, ok := Lookup(name); ok {
+		return s.New(opts)
 	}
 	return nil, fmt.Errorf("unknown agent %q: want one of %s", name, strings.Join(Names(), ", "))
+}
+
+// ResolvesFileRefs says whether the named agent reads the file behind an
+// @path reference in a prompt itself. An agent ralph does not know is
+// assumed not to.
+func ResolvesFileRefs(name string) bool {
+	s, ok := Lookup(name)
+	return ok && s.ResolvesFileRefs
+}
+
+// TranscriptDecoder returns a decoder for output the named agent wrote,
+// read after the fact (`ralph logs`): its adapter's, with output as the
+// command agent's dialect. For an agent ralph does not know (the demo's),
+// or a command agent whose output is not a known dialect, output whose
+// first byte (head) is '{' is read as claude-stream-json and anything else
+// as text.
+func TranscriptDecoder(name, output string, head []byte) Decoder {
+	if s, ok := Lookup(name); ok {
+		// The command agent needs a program to be built; reading its
+		// output does not run it.
+		if ad, err := s.New(Options{Command: name, Output: output}); err == nil {
+			return ad.NewDecoder()
+		}
+	}
+	if len(head) > 0 && head[0] == '{' {
+		return newClaudeDecoder()
+	}
+	return &textDecoder{}
 }
 
 // IsNotFound reports whether err says the agent's executable is not

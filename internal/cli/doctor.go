@@ -96,11 +96,11 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	names := []string{cfg.Agent}
 	if opts.All {
 		names = nil
-		for _, name := range agent.Names() {
-			// The command agent is whatever program is configured: only
-			// worth a look when one is.
-			if _, set := cfg.Agents[name]; name != "command" || name == cfg.Agent || set {
-				names = append(names, name)
+		for _, s := range agent.Specs() {
+			// A custom agent is whatever program is configured: only worth
+			// a look when one is.
+			if _, set := cfg.Agents[s.Name]; !s.Custom || s.Name == cfg.Agent || set {
+				names = append(names, s.Name)
 			}
 		}
 	}
@@ -180,13 +180,13 @@ func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir 
 	})
 	if err != nil {
 		fix := "set agent to one of " + strings.Join(agent.Names(), ", ")
-		if name == "command" {
-			fix = "set [agents.command] command (and output) in ralph.toml"
+		if spec, ok := agent.Lookup(name); ok && spec.Custom {
+			fix = fmt.Sprintf("set [agents.%s] command (and output) in ralph.toml", name)
 		}
 		r.add(section, "adapter", missing, err.Error(), fix)
 		return
 	}
-	setup, known := agent.SetupOf(name)
+	spec, _ := agent.Lookup(name) // New found it
 	env := opts.f.Environ()
 	if inv, err := ad.Invocation(agent.Request{PromptFile: "prompt.md"}); err == nil {
 		env = append(env, inv.EnvSet...) // the agent's own variables count
@@ -195,15 +195,15 @@ func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir 
 	path, err := agent.LookPath(exe, dir, env)
 	if err != nil {
 		fix := fmt.Sprintf("set agents.%s.command in ralph.toml to its path", name)
-		if known && ac.Command == "" {
-			fix = "install it (" + setup.Install + ") or " + fix
+		if spec.Install != "" && ac.Command == "" {
+			fix = "install it (" + spec.Install + ") or " + fix
 		}
 		r.add(section, "executable", missing, fmt.Sprintf("%s not found on PATH", exe), fix)
 		return
 	}
 	r.add(section, "executable", checkOK, path, "")
 
-	if name == "command" {
+	if spec.Custom {
 		r.add(section, "version", checkOK, "not checked: a custom command may not take --version", "")
 	} else if v, err := agent.Version(ctx, path, dir, env, opts.VersionTimeout); err != nil {
 		r.add(section, "version", checkWarn, err.Error(), "check the installation: run `"+exe+" --version` yourself")
@@ -211,20 +211,21 @@ func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir 
 		r.add(section, "version", checkOK, v, "")
 	}
 
-	if !known {
+	if spec.Custom {
 		r.add(section, "credentials", checkOK, "not checked: a custom command", "")
 		return
 	}
-	if found := setup.Credentials(env); found != "" {
+	creds := spec.Credentials
+	if found := creds.Find(env); found != "" {
 		r.add(section, "credentials", checkOK, found, "")
 		return
 	}
-	looked := append(append([]string(nil), setup.EnvVars...), setup.Files...)
+	looked := append(append([]string(nil), creds.EnvVars...), creds.Files...)
 	detail := "none found (looked for " + strings.Join(looked, ", ") + ")"
-	if setup.Keyring {
+	if creds.Keyring {
 		detail += "; it may keep its login in the system keyring"
 	}
-	r.add(section, "credentials", checkWarn, detail, setup.Login)
+	r.add(section, "credentials", checkWarn, detail, creds.Login)
 }
 
 func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {

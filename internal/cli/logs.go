@@ -326,23 +326,10 @@ func fileHead(path string) []byte {
 	return bytes.TrimSpace(b[:n])
 }
 
-// decoderFor returns the decoder of the named agent: its adapter's, with
-// the output dialect the config gives a command agent. For an agent ralph
-// does not know (the demo's), JSON lines are read as Claude's
-// stream-json, anything else as text.
+// decoderFor returns the decoder of the named agent, with the output
+// dialect the config gives it; for an agent ralph does not know (the
+// demo's), JSON lines are read as Claude's stream-json, anything else as
+// text (agent.TranscriptDecoder).
 func decoderFor(name string, agents map[string]config.AgentConfig, head []byte) agent.Decoder {
-	ac := agents[name]
-	if ad, err := agent.New(name, agent.Options{Command: cmp.Or(ac.Command, name), Output: ac.Output}); err == nil {
-		return ad.NewDecoder()
-	}
-	output := "text"
-	if len(head) > 0 && head[0] == '{' {
-		output = "claude-stream-json"
-	}
-	ad, err := agent.New("command", agent.Options{Command: cmp.Or(name, "agent"), Output: output})
-	if err != nil {
-		// Not expected: both dialects are built in.
-		panic(err)
-	}
-	return ad.NewDecoder()
+	return agent.TranscriptDecoder(name, agents[name].Output, head)
 }

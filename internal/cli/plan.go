@@ -70,7 +70,7 @@ func newCmdPlan(f *Factory, runF func(*planOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Format, "format", "", "the plan's `FORMAT`: prd, tasks, progress, checklist, headings or mdjson (default: from --out, else prd)")
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the plan to `FILE` (default: the format's usual file)")
 	fl.IntVar(&opts.MaxRounds, "max-rounds", 3, "agent runs at most, the first included, to get a valid plan")
-	fl.String("agent", config.Defaults().Agent, "agent CLI: claude or command")
+	fl.String("agent", config.Defaults().Agent, "agent CLI: "+strings.Join(agent.Names(), ", "))
 	fl.String("model", "", "model to ask the agent for")
 	return cmd
 }

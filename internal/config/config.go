@@ -106,7 +106,7 @@ type AgentConfig struct {
 	ExtraArgs []string          `toml:"extra-args"`
 	Env       map[string]string `toml:"env"`
 	// Output is the output dialect of the command agent: "text",
-	// "claude-stream-json" or another agent's JSON dialect (outputNames).
+	// "claude-stream-json" or another agent's JSON dialect (OutputNames).
 	Output string `toml:"output"`
 	// ErrorPatterns are regular expressions by error kind (usage_limit,
 	// rate_limit, transient, fatal) that classify a failed run from its

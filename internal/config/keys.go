@@ -36,22 +36,24 @@ type field struct {
 // must not import it).
 func strategyNames() []string { return []string{"promise-tag", "relaxed-tag", "heuristic"} }
 
-// outputNames are the output dialects of a command agent; they mirror the
-// agent package's dialects (config must not import it).
-func outputNames() []string {
+// OutputNames are the output dialects of a command agent. They mirror the
+// agent package's dialects, which config must not import; a test in
+// package agent checks that they agree.
+func OutputNames() []string {
 	return []string{"text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json",
 		"droid-stream-json", "copilot-json", "cursor-stream-json"}
 }
 
-// errorKindNames are the keys of an [agents.NAME.error-patterns] table; they
-// mirror the agent package's error kinds.
-func errorKindNames() []string { return []string{"usage_limit", "rate_limit", "transient", "fatal"} }
+// ErrorKindNames are the keys of an [agents.NAME.error-patterns] table. They
+// mirror the error kinds the agent package accepts in patterns; a test in
+// package agent checks that they agree.
+func ErrorKindNames() []string { return []string{"usage_limit", "rate_limit", "transient", "fatal"} }
 
 // checkErrorPattern returns what is wrong with one pattern of an
 // error-patterns table, without the key.
 func checkErrorPattern(kind, pattern string) string {
-	if !slices.Contains(errorKindNames(), kind) {
-		return fmt.Sprintf("unknown error kind %q (valid: %s)", kind, strings.Join(errorKindNames(), ", "))
+	if !slices.Contains(ErrorKindNames(), kind) {
+		return fmt.Sprintf("unknown error kind %q (valid: %s)", kind, strings.Join(ErrorKindNames(), ", "))
 	}
 	if _, err := regexp.Compile(pattern); err != nil {
 		return fmt.Sprintf("%q is not a regular expression: %v", pattern, err)
@@ -65,6 +67,7 @@ func fields() []field {
 		{key: "tasks", ptr: func(c *Config) any { return &c.Tasks },
 			doc: "plan file; empty: discover prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md"},
 		{key: "agent", ptr: func(c *Config) any { return &c.Agent },
+			// The names mirror agent.Names(); a test in package agent checks them.
 			doc:   "agent CLI to run: claude, codex, gemini, opencode, droid, copilot, qwen, amp, cursor, kiro or command",
 			check: func(c *Config) string { return notEmpty(c.Agent) }},
 		{key: "model", ptr: func(c *Config) any { return &c.Model },
@@ -296,7 +299,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, name := range sortedKeys(c.Agents) {
-		if problem := oneOfOrEmpty(c.Agents[name].Output, outputNames()); problem != "" {
+		if problem := oneOfOrEmpty(c.Agents[name].Output, OutputNames()); problem != "" {
 			key := "agents." + name + ".output"
 			errs.add(&Error{Key: key, Msg: key + ": " + problem})
 		}

@@ -165,7 +165,7 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 			}
 		}
 		if len(en.path) == 3 && en.path[0] == "agents" && en.path[2] == "output" {
-			if problem := oneOfOrEmpty(file.Agents[en.path[1]].Output, outputNames()); problem != "" {
+			if problem := oneOfOrEmpty(file.Agents[en.path[1]].Output, OutputNames()); problem != "" {
 				key := dotted(en.path)
 				errs.add(&Error{File: name, Line: en.line, Key: key, Msg: key + ": " + problem})
 			}

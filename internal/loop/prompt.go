@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"text/template"
 
+	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -49,20 +50,10 @@ func (r *runner) noteAttempt(id string, a attemptNote) {
 // @file references themselves get plain paths they can open instead.
 func (r *runner) renderPrompt(t task.Task) (string, error) {
 	text, err := r.promptText(t)
-	if err != nil || resolvesFileRefs(r.deps.Agent.Name()) {
+	if err != nil || agent.ResolvesFileRefs(r.deps.Agent.Name()) {
 		return text, err
 	}
 	return prompt.ResolveFileRefs(text, ""), nil
-}
-
-// resolvesFileRefs says whether an agent reads @path references in a
-// prompt itself (Claude Code, and Gemini CLI and its fork Qwen Code).
-func resolvesFileRefs(agentName string) bool {
-	switch agentName {
-	case "claude", "gemini", "qwen":
-		return true
-	}
-	return false
 }
 
 // promptText renders the template, the user's or the embedded one.
