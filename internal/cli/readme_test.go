@@ -72,17 +72,6 @@ func mdCells(line string) []string {
 	return cells
 }
 
-var codeSpan = regexp.MustCompile("`([^`]*)`")
-
-// codeSpans returns the text of the `code spans` in s.
-func codeSpans(s string) []string {
-	var out []string
-	for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
-
 // checkDefault compares a README default cell with the code's default.
 // A cell in backquotes, a number or a boolean is a value and must equal
 // want (durations by their length; a trailing "(…)" is a comment); an empty
