@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/ralph-loop/ralph/internal/config"
 )
 
@@ -64,15 +66,14 @@ func (g *agentGroups) kill() {
 }
 
 func defaultFactory() *Factory {
-	return &Factory{
-		IO:      &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, TTY: isTerminal(os.Stdout)},
-		Environ: os.Environ,
-	}
+	return &Factory{IO: newIO(os.Stdin, os.Stdout, os.Stderr), Environ: os.Environ}
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// newIO wraps the process's streams. Out is a terminal only when the
+// terminal driver answers for it: /dev/null is a character device too, and
+// `ralph run > /dev/null` must not start the TUI.
+func newIO(in, out, errOut *os.File) *IO {
+	return &IO{In: in, Out: out, ErrOut: errOut, TTY: term.IsTerminal(int(out.Fd()))}
 }
 
 // forceKill kills the running agent's whole group at once: the user asked

@@ -70,8 +70,7 @@ func newCmdPlan(f *Factory, runF func(*planOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Format, "format", "", "the plan's `FORMAT`: prd, tasks, progress, checklist, headings or mdjson (default: from --out, else prd)")
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the plan to `FILE` (default: the format's usual file)")
 	fl.IntVar(&opts.MaxRounds, "max-rounds", 3, "agent runs at most, the first included, to get a valid plan")
-	fl.String("agent", config.Defaults().Agent, "agent CLI: "+strings.Join(agent.Names(), ", "))
-	fl.String("model", "", "model to ask the agent for")
+	addKeyFlags(fl, "plan")
 	return cmd
 }
 
@@ -90,12 +89,8 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"agent", "model"} {
-		if fl := opts.flags.Lookup(name); fl != nil && fl.Changed {
-			if err := cfg.Set(name, fl.Value.String()); err != nil {
-				return usageError(fmt.Errorf("--%s: %w", name, err))
-			}
-		}
+	if err := applyKeyFlags(&cfg, opts.flags, "plan"); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
@@ -71,24 +71,8 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 			return runRun(cmd.Context(), opts)
 		},
 	}
-	d := config.Defaults()
 	fl := cmd.Flags()
-	fl.String("agent", d.Agent, "agent CLI: "+strings.Join(agent.Names(), ", "))
-	fl.String("model", "", "model to ask the agent for")
-	fl.String("prompt", "", "prompt template `FILE` (default: the embedded one)")
-	fl.IntP("max-iterations", "n", d.MaxIterations, "stop after `N` agent runs (0: no limit)")
-	fl.Int("max-attempts", d.MaxAttempts, "failed attempts before a task is marked failed")
-	fl.Duration("timeout", d.Timeout.D(), "wall-clock limit per iteration")
-	fl.Duration("idle-timeout", d.IdleTimeout.D(), "limit on agent silence per iteration")
-	fl.Duration("max-wait", d.MaxWait.D(), "longest wait for a usage limit to reset")
-	fl.Duration("delay", d.Delay.D(), "pause between iterations")
-	fl.Float64("budget", 0, "stop before an iteration once this many `USD` are spent (0: none)")
-	fl.Int("max-tokens", 0, "stop before an iteration once this many tokens are used, for agents that report no cost (0: none)")
-	fl.String("ownership", d.Ownership, "who marks tasks done: runner or agent")
-	fl.String("completion", strings.Join(d.Completion, ","), "completion strategies in order: promise-tag,relaxed-tag,heuristic")
-	fl.Bool("no-commit", false, "do not commit after accepted tasks")
-	fl.Int("parallel", d.Parallel, "tasks to run at once, each in its own git worktree")
-	fl.Bool("allow-dirty", false, "start even when the working tree has changes that are not ralph's own")
+	addKeyFlags(fl, "run")
 	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
@@ -96,12 +80,48 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	return cmd
 }
 
-// configFlags are the run flags that are also config keys.
-func configFlags() []string {
-	return []string{
-		"agent", "model", "prompt", "max-iterations", "max-attempts", "timeout", "idle-timeout",
-		"max-wait", "delay", "budget", "max-tokens", "ownership", "completion", "no-commit", "parallel", "allow-dirty",
+// addKeyFlags registers the flags of command that are config keys, as
+// the key table declares them.
+func addKeyFlags(fl *pflag.FlagSet, command string) {
+	for _, k := range config.Flags(command) {
+		switch def := k.Default.(type) {
+		case string:
+			fl.StringP(k.Name, k.Shorthand, def, k.Usage)
+		case int:
+			fl.IntP(k.Name, k.Shorthand, def, k.Usage)
+		case float64:
+			fl.Float64P(k.Name, k.Shorthand, def, k.Usage)
+		case bool:
+			fl.BoolP(k.Name, k.Shorthand, def, k.Usage)
+		case time.Duration:
+			fl.DurationP(k.Name, k.Shorthand, def, k.Usage)
+		case []string:
+			// One comma-separated value, as in the environment.
+			fl.StringP(k.Name, k.Shorthand, strings.Join(def, ","), k.Usage)
+		default:
+			panic(fmt.Sprintf("cli: no flag type for key %s (%T)", k.Key, def))
+		}
 	}
+}
+
+// applyKeyFlags sets the keys whose flags of command were given on the
+// command line, over the config files and environment.
+func applyKeyFlags(cfg *config.Config, fl *pflag.FlagSet, command string) error {
+	for _, k := range config.Flags(command) {
+		f := fl.Lookup(k.Name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if err := cfg.Set(k.Key, f.Value.String()); err != nil {
+			// The config error names the key; on the command line it is a flag.
+			msg := err.Error()
+			if rest, ok := strings.CutPrefix(msg, k.Key+": "); ok {
+				msg = rest
+			}
+			return usageError(fmt.Errorf("--%s: %s", k.Name, msg))
+		}
+	}
+	return nil
 }
 
 // runConfig layers the changed flags over the config files and environment.
@@ -110,19 +130,8 @@ func runConfig(opts *runOptions, dir string) (config.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	for _, name := range configFlags() {
-		fl := opts.flags.Lookup(name)
-		if fl == nil || !fl.Changed {
-			continue
-		}
-		if err := cfg.Set(name, fl.Value.String()); err != nil {
-			// The config error names the key; on the command line it is a flag.
-			msg := err.Error()
-			if rest, ok := strings.CutPrefix(msg, name+": "); ok {
-				msg = rest
-			}
-			return cfg, usageError(fmt.Errorf("--%s: %s", name, msg))
-		}
+	if err := applyKeyFlags(&cfg, opts.flags, "run"); err != nil {
+		return cfg, err
 	}
 	if opts.Plan != "" {
 		cfg.Tasks = opts.Plan

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,9 +19,11 @@ import (
 )
 
 type tasksOptions struct {
-	f    *Factory
-	Plan string
-	JSON bool
+	f *Factory
+	// Plan is --plan; PlanArg the PLAN argument. Either names the plan.
+	Plan    string
+	PlanArg string
+	JSON    bool
 	// Action is the subcommand (list, next, show, done, reset, add) and
 	// Arg its argument (an id, or add's title).
 	Action string
@@ -35,8 +38,14 @@ type tasksOptions struct {
 
 const tasksLong = `Show and edit the plan's tasks from the shell, in any plan format.
 
-The plan is PLAN (--plan), else the tasks key of ralph.toml, else the first
-of prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
+The plan is PLAN, the last argument of each subcommand (or --plan FILE),
+else the tasks key of ralph.toml, else the first of prd.json, tasks.json,
+progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md:
+
+  ralph tasks list prd.json
+  ralph tasks done US-002 prd.json
+  ralph tasks add "Say goodbye" progress.md
+
 Edits change only the bytes they must, are written atomically, and never
 overwrite a file that changed under them. An agent in agent-ownership mode
 may call ` + "`ralph tasks done ID`" + ` itself.
@@ -47,9 +56,17 @@ the next run retries it.`
 
 func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 	opts := &tasksOptions{f: f}
-	run := func(action string) func(*cobra.Command, []string) error {
+	// run runs action; ids is how many arguments come before the
+	// optional PLAN (the id, or add's title).
+	run := func(action string, ids int) func(*cobra.Command, []string) error {
 		return func(_ *cobra.Command, a []string) error {
-			opts.Action, opts.Arg = action, strings.Join(a, " ")
+			opts.Action = action
+			if ids > 0 {
+				opts.Arg, a = a[0], a[1:]
+			}
+			if len(a) == 1 {
+				opts.PlanArg = a[0]
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -60,18 +77,27 @@ func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 		Use:   "tasks",
 		Short: "List, show and edit the plan's tasks",
 		Long:  tasksLong,
-		Args:  args(cobra.NoArgs),
-		RunE:  run("list"),
+		Args:  func(cmd *cobra.Command, a []string) error { return tasksRootArgs(f, cmd, a) },
+		RunE:  run("list", 0),
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&opts.Plan, "plan", "", "the plan `FILE` (default: the tasks key of ralph.toml, then discovery)")
+	pf.StringVar(&opts.Plan, "plan", "", "the plan `FILE`, as the PLAN argument (default: the tasks key of ralph.toml, then discovery)")
 	pf.BoolVar(&opts.JSON, "json", false, "print JSON")
 
 	add := &cobra.Command{
-		Use:   "add TITLE",
+		Use:   "add TITLE [PLAN]",
 		Short: "Add a task at the end of the plan",
-		Args:  args(cobra.MinimumNArgs(1)),
-		RunE:  run("add"),
+		Args: args(func(_ *cobra.Command, a []string) error {
+			switch {
+			case len(a) == 0:
+				return errors.New("give the task's TITLE: ralph tasks add \"Fix the login form\"")
+			case len(a) > 2:
+				return fmt.Errorf("add takes one TITLE and an optional PLAN; a title of several words goes in quotes: ralph tasks add %s",
+					shellQuote(strings.Join(a, " ")))
+			}
+			return nil
+		}),
+		RunE: run("add", 1),
 	}
 	af := add.Flags()
 	af.StringVar(&opts.ID, "id", "", "the task's id (default: the next one)")
@@ -81,14 +107,48 @@ func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 	af.StringSliceVar(&opts.DependsOn, "depends-on", nil, "ids of tasks that must be done first")
 
 	cmd.AddCommand(
-		&cobra.Command{Use: "list", Short: "List the tasks with their status", Args: args(cobra.NoArgs), RunE: run("list")},
-		&cobra.Command{Use: "next", Short: "Show the task a run would work on next", Args: args(cobra.NoArgs), RunE: run("next")},
-		&cobra.Command{Use: "show ID", Short: "Show one task in full", Args: args(cobra.ExactArgs(1)), RunE: run("show")},
-		&cobra.Command{Use: "done ID", Short: "Mark a task done", Args: args(cobra.ExactArgs(1)), RunE: run("done")},
-		&cobra.Command{Use: "reset ID", Short: "Mark a task open again and clear its failed state", Args: args(cobra.ExactArgs(1)), RunE: run("reset")},
+		&cobra.Command{Use: "list [PLAN]", Short: "List the tasks with their status", Args: args(cobra.MaximumNArgs(1)), RunE: run("list", 0)},
+		&cobra.Command{Use: "next [PLAN]", Short: "Show the task a run would work on next", Args: args(cobra.MaximumNArgs(1)), RunE: run("next", 0)},
+		&cobra.Command{Use: "show ID [PLAN]", Short: "Show one task in full", Args: args(cobra.RangeArgs(1, 2)), RunE: run("show", 1)},
+		&cobra.Command{Use: "done ID [PLAN]", Short: "Mark a task done", Args: args(cobra.RangeArgs(1, 2)), RunE: run("done", 1)},
+		&cobra.Command{Use: "reset ID [PLAN]", Short: "Mark a task open again and clear its failed state", Args: args(cobra.RangeArgs(1, 2)), RunE: run("reset", 1)},
 		add,
 	)
 	return cmd
+}
+
+// tasksRootArgs checks the arguments of a bare `ralph tasks`: none. A plan
+// typed where the subcommand goes gets the command line that was meant.
+func tasksRootArgs(f *Factory, cmd *cobra.Command, a []string) error {
+	if len(a) == 0 {
+		return nil
+	}
+	if !looksLikePlan(f, a[0]) {
+		return usageError(fmt.Errorf("unknown command %q for %q", a[0], cmd.CommandPath()))
+	}
+	meant := []string{"list", a[0]}
+	if len(a) > 1 && slices.ContainsFunc(cmd.Commands(), func(c *cobra.Command) bool { return c.Name() == a[1] }) {
+		meant = append(slices.Clone(a[1:]), a[0]) // ralph tasks prd.json done 3
+	}
+	for i, w := range meant {
+		meant[i] = shellQuote(w)
+	}
+	return usageError(fmt.Errorf("%s is a plan, not a subcommand: type `%s %s`",
+		a[0], cmd.CommandPath(), strings.Join(meant, " ")))
+}
+
+// looksLikePlan says whether an argument names a plan file rather than a
+// subcommand: a plan's file name, a path, or a file that exists.
+func looksLikePlan(f *Factory, arg string) bool {
+	if _, ok := task.FormatForPath(arg); ok || strings.ContainsRune(arg, filepath.Separator) {
+		return true
+	}
+	dir, err := f.ProjectDir()
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(inDir(dir, arg))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // taskJSON is one task as `ralph tasks list --json` prints it.
@@ -157,7 +217,10 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	configured := opts.Plan
+	configured, err := tasksPlan(opts, dir)
+	if err != nil {
+		return nil, err
+	}
 	if configured == "" {
 		cfg, err := opts.f.Config(dir)
 		if err != nil {
@@ -182,6 +245,25 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// tasksPlan is the plan the command line names, from the PLAN argument or
+// --plan; empty when it names none.
+func tasksPlan(opts *tasksOptions, dir string) (string, error) {
+	if opts.PlanArg == "" {
+		return opts.Plan, nil
+	}
+	if opts.Plan != "" && !same(inDir(dir, opts.Plan), inDir(dir, opts.PlanArg)) {
+		return "", usageError(fmt.Errorf("two plans: %s and --plan %s; give one", opts.PlanArg, opts.Plan))
+	}
+	if opts.Action == "add" {
+		// add's PLAN may be the second word of a title that lacks quotes.
+		if _, err := os.Stat(inDir(dir, opts.PlanArg)); errors.Is(err, fs.ErrNotExist) {
+			return "", usageError(fmt.Errorf("%s: no such plan file (a title of several words goes in quotes: ralph tasks add %s)",
+				opts.PlanArg, shellQuote(opts.Arg+" "+opts.PlanArg)))
+		}
+	}
+	return opts.PlanArg, nil
 }
 
 // status is a task's status with the runner's state folded in: a task the

@@ -25,8 +25,15 @@ func TestTasksFlags(t *testing.T) {
 		{[]string{"list", "--json", "--plan", "x.md"}, tasksOptions{Action: "list", JSON: true, Plan: "x.md"}},
 		{[]string{"--plan", "x.md", "show", "US-1"}, tasksOptions{Action: "show", Arg: "US-1", Plan: "x.md"}},
 		{[]string{"reset", "3"}, tasksOptions{Action: "reset", Arg: "3"}},
-		{[]string{"add", "Fix", "the", "bug", "-c", "a, b", "-c", "c", "--depends-on", "1,2", "--priority", "4", "-d", "why", "--id", "B-1"},
+		{[]string{"add", "Fix the bug", "-c", "a, b", "-c", "c", "--depends-on", "1,2", "--priority", "4", "-d", "why", "--id", "B-1"},
 			tasksOptions{Action: "add", Arg: "Fix the bug", Criteria: []string{"a, b", "c"}, DependsOn: []string{"1", "2"}, Priority: 4, Description: "why", ID: "B-1"}},
+		// The plan as the last argument, flags anywhere.
+		{[]string{"list", "--json", "x.md"}, tasksOptions{Action: "list", JSON: true, PlanArg: "x.md"}},
+		{[]string{"next", "x.md"}, tasksOptions{Action: "next", PlanArg: "x.md"}},
+		{[]string{"show", "US-1", "x.md"}, tasksOptions{Action: "show", Arg: "US-1", PlanArg: "x.md"}},
+		{[]string{"done", "US-1", "x.md", "--plan", "x.md"}, tasksOptions{Action: "done", Arg: "US-1", PlanArg: "x.md", Plan: "x.md"}},
+		{[]string{"reset", "3", "x.md"}, tasksOptions{Action: "reset", Arg: "3", PlanArg: "x.md"}},
+		{[]string{"add", "Fix the bug", "x.md"}, tasksOptions{Action: "add", Arg: "Fix the bug", PlanArg: "x.md"}},
 	}
 	for _, tt := range tests {
 		f, _, _ := testFactory(t, t.TempDir())
@@ -41,7 +48,8 @@ func TestTasksFlags(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", tt.args, diff)
 		}
 	}
-	for _, args := range [][]string{{"done"}, {"show", "a", "b"}, {"add"}, {"list", "x"}, {"--priority", "x"}} {
+	for _, args := range [][]string{{"done"}, {"show", "a", "b", "c"}, {"add"}, {"add", "Fix", "the", "bug"}, {"list", "x", "y"},
+		{"x"}, {"x.json"}, {"--priority", "x"}} {
 		f, _, _ := testFactory(t, t.TempDir())
 		cmd := newCmdTasks(f, func(*tasksOptions) error { return nil })
 		cmd.SetArgs(args)

@@ -22,14 +22,46 @@ type KeyDoc struct {
 	Doc     string // one line
 }
 
+// FlagDoc is a key that is also a command-line flag. The flag's type is
+// the key's (a list is one comma-separated value) and its default the
+// key's default.
+type FlagDoc struct {
+	Key       string // the key the flag sets: max-iterations
+	Name      string // the flag, without dashes: max-iterations
+	Shorthand string // one letter, or empty: n
+	Usage     string // the help line; a `WORD` in backquotes names the value
+	// Default is the key's default, typed: string, int, float64, bool,
+	// time.Duration, or []string for a list.
+	Default any
+}
+
 // field is one top-level key of the schema. ptr returns the address of the
 // key's field in a Config, which gives its type; check, when set, returns
-// what is wrong with the value (empty when nothing is).
+// what is wrong with the value (empty when nothing is); flag, when set, is
+// the key's command-line flag.
 type field struct {
 	key   string
 	doc   string
 	ptr   func(*Config) any
 	check func(*Config) string
+	flag  *flagSpec
+}
+
+// flagSpec declares a key's flag once, for every command that takes it.
+type flagSpec struct {
+	name, shorthand, usage string
+	commands               []string // run, plan
+}
+
+// runFlag is a flag of `ralph run` only.
+func runFlag(name, shorthand, usage string) *flagSpec {
+	return &flagSpec{name: name, shorthand: shorthand, usage: usage, commands: []string{"run"}}
+}
+
+// agentNames mirrors the agent package's adapter names (config must not
+// import it); a test of the cli package compares them.
+func agentNames() []string {
+	return []string{"claude", "codex", "gemini", "opencode", "droid", "copilot", "qwen", "amp", "cursor", "kiro", "command"}
 }
 
 // strategyNames mirrors the completion package's strategy names (config
@@ -67,31 +99,40 @@ func fields() []field {
 		{key: "tasks", ptr: func(c *Config) any { return &c.Tasks },
 			doc: "plan file; empty: discover prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md"},
 		{key: "agent", ptr: func(c *Config) any { return &c.Agent },
-			// The names mirror agent.Names(); a test in package agent checks them.
-			doc:   "agent CLI to run: claude, codex, gemini, opencode, droid, copilot, qwen, amp, cursor, kiro or command",
-			check: func(c *Config) string { return notEmpty(c.Agent) }},
+			doc:   "agent CLI to run: " + orList(agentNames()),
+			check: func(c *Config) string { return notEmpty(c.Agent) },
+			flag: &flagSpec{name: "agent", usage: "agent CLI: " + strings.Join(agentNames(), ", "),
+				commands: []string{"run", "plan"}}},
 		{key: "model", ptr: func(c *Config) any { return &c.Model },
-			doc: "model passed to the agent; empty: the agent's default"},
+			doc:  "model passed to the agent; empty: the agent's default",
+			flag: &flagSpec{name: "model", usage: "model to ask the agent for", commands: []string{"run", "plan"}}},
 		{key: "prompt", ptr: func(c *Config) any { return &c.Prompt },
-			doc: "prompt template file; empty: the built-in prompt"},
+			doc:  "prompt template file; empty: the built-in prompt",
+			flag: runFlag("prompt", "", "prompt template `FILE` (default: the embedded one)")},
 		{key: "max-iterations", ptr: func(c *Config) any { return &c.MaxIterations },
 			doc:   "stop after this many iterations; 0: no limit",
-			check: func(c *Config) string { return atLeast(c.MaxIterations, 0) }},
+			check: func(c *Config) string { return atLeast(c.MaxIterations, 0) },
+			flag:  runFlag("max-iterations", "n", "stop after `N` agent runs (0: no limit)")},
 		{key: "max-attempts", ptr: func(c *Config) any { return &c.MaxAttempts },
 			doc:   "failed attempts after which a task is marked failed",
-			check: func(c *Config) string { return atLeast(c.MaxAttempts, 1) }},
+			check: func(c *Config) string { return atLeast(c.MaxAttempts, 1) },
+			flag:  runFlag("max-attempts", "", "failed attempts before a task is marked failed")},
 		{key: "timeout", ptr: func(c *Config) any { return &c.Timeout },
 			doc:   "wall-clock limit of one iteration; 0: none",
-			check: func(c *Config) string { return nonNegative(c.Timeout) }},
+			check: func(c *Config) string { return nonNegative(c.Timeout) },
+			flag:  runFlag("timeout", "", "wall-clock limit per iteration")},
 		{key: "idle-timeout", ptr: func(c *Config) any { return &c.IdleTimeout },
 			doc:   "stop an iteration after this long without output; 0: none",
-			check: func(c *Config) string { return nonNegative(c.IdleTimeout) }},
+			check: func(c *Config) string { return nonNegative(c.IdleTimeout) },
+			flag:  runFlag("idle-timeout", "", "limit on agent silence per iteration")},
 		{key: "max-wait", ptr: func(c *Config) any { return &c.MaxWait },
 			doc:   "longest wait for a usage limit to reset before stopping",
-			check: func(c *Config) string { return nonNegative(c.MaxWait) }},
+			check: func(c *Config) string { return nonNegative(c.MaxWait) },
+			flag:  runFlag("max-wait", "", "longest wait for a usage limit to reset")},
 		{key: "delay", ptr: func(c *Config) any { return &c.Delay },
 			doc:   "pause between iterations",
-			check: func(c *Config) string { return nonNegative(c.Delay) }},
+			check: func(c *Config) string { return nonNegative(c.Delay) },
+			flag:  runFlag("delay", "", "pause between iterations")},
 		{key: "budget", ptr: func(c *Config) any { return &c.Budget },
 			doc: "stop starting iterations once the run has cost this many USD; 0: no budget",
 			check: func(c *Config) string {
@@ -99,23 +140,29 @@ func fields() []field {
 					return fmt.Sprintf("want 0 or more, got %v", c.Budget)
 				}
 				return ""
-			}},
+			},
+			flag: runFlag("budget", "", "stop before an iteration once this many `USD` are spent (0: none)")},
 		{key: "ownership", ptr: func(c *Config) any { return &c.Ownership },
 			doc:   "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
-			check: func(c *Config) string { return oneOf(c.Ownership, []string{"runner", "agent"}) }},
+			check: func(c *Config) string { return oneOf(c.Ownership, []string{"runner", "agent"}) },
+			flag:  runFlag("ownership", "", "who marks tasks done: runner or agent")},
 		{key: "completion", ptr: func(c *Config) any { return &c.Completion },
 			doc:   "completion strategies, tried in order: promise-tag, relaxed-tag, heuristic",
-			check: func(c *Config) string { return checkStrategies(c.Completion) }},
+			check: func(c *Config) string { return checkStrategies(c.Completion) },
+			flag:  runFlag("completion", "", "completion strategies in order: "+strings.Join(strategyNames(), ","))},
 		{key: "no-commit", ptr: func(c *Config) any { return &c.NoCommit },
-			doc: "do not commit after each accepted task"},
+			doc:  "do not commit after each accepted task",
+			flag: runFlag("no-commit", "", "do not commit after accepted tasks")},
 		{key: "commit-template", ptr: func(c *Config) any { return &c.CommitTemplate },
 			doc:   "message of a task's commit, a Go template over the task: {{.ID}}, {{.Title}}, {{.Description}}",
 			check: func(c *Config) string { return checkTemplate(c.CommitTemplate) }},
 		{key: "allow-dirty", ptr: func(c *Config) any { return &c.AllowDirty },
-			doc: "start even when the working tree has changes that are not ralph's own"},
+			doc:  "start even when the working tree has changes that are not ralph's own",
+			flag: runFlag("allow-dirty", "", "start even when the working tree has changes that are not ralph's own")},
 		{key: "parallel", ptr: func(c *Config) any { return &c.Parallel },
 			doc:   "tasks run at once, each in its own worktree",
-			check: func(c *Config) string { return atLeast(c.Parallel, 1) }},
+			check: func(c *Config) string { return atLeast(c.Parallel, 1) },
+			flag:  runFlag("parallel", "", "tasks to run at once, each in its own git worktree")},
 		{key: "grace", ptr: func(c *Config) any { return &c.Grace },
 			doc:   "wait between SIGTERM and SIGKILL when stopping an agent",
 			check: func(c *Config) string { return nonNegative(c.Grace) }},
@@ -124,7 +171,8 @@ func fields() []field {
 			check: func(c *Config) string { return atLeast(c.Stuck, 0) }},
 		{key: "max-tokens", ptr: func(c *Config) any { return &c.MaxTokens },
 			doc:   "token budget for the run, for agents that report no cost; 0: none",
-			check: func(c *Config) string { return atLeast(c.MaxTokens, 0) }},
+			check: func(c *Config) string { return atLeast(c.MaxTokens, 0) },
+			flag:  runFlag("max-tokens", "", "stop before an iteration once this many tokens are used, for agents that report no cost (0: none)")},
 		{key: "gates.commands", ptr: func(c *Config) any { return &c.Gates.Commands },
 			doc: "[gates] shell commands a task must pass before it is accepted, e.g. [\"go test ./...\"]"},
 		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
@@ -251,6 +299,38 @@ func Keys() []KeyDoc {
 		Default: "{}",
 		Doc:     "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output, error-patterns (file only)",
 	})
+}
+
+// Flags lists the keys that are command-line flags of command (run,
+// plan), in documentation order.
+func Flags(command string) []FlagDoc {
+	d := Defaults()
+	var flags []FlagDoc
+	for _, f := range fields() {
+		if f.flag == nil || !slices.Contains(f.flag.commands, command) {
+			continue
+		}
+		var def any
+		switch p := f.ptr(&d).(type) {
+		case *string:
+			def = *p
+		case *int:
+			def = *p
+		case *float64:
+			def = *p
+		case *bool:
+			def = *p
+		case *Duration:
+			def = p.D()
+		case *[]string:
+			def = slices.Clone(*p)
+		default:
+			panic(fmt.Sprintf("config: no flag type for %T", p))
+		}
+		flags = append(flags, FlagDoc{Key: f.key, Name: f.flag.name, Shorthand: f.flag.shorthand,
+			Usage: f.flag.usage, Default: def})
+	}
+	return flags
 }
 
 // Set sets a top-level key from its string form, as the environment and
