@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Errors callers tell apart.
@@ -104,20 +105,25 @@ func exitCode(err error) int {
 	return -1
 }
 
-// command runs one program in dir; a failure carries its stderr, which
-// says what went wrong better than an exit status.
+// command runs one program in dir, through proc like every child ralph
+// starts (its own group, killed at once when ctx is done); a failure
+// carries its stderr, which says what went wrong better than an exit
+// status.
 func command(ctx context.Context, dir string, environ, extraEnv []string, bin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	// A fresh slice: environ may be shared by commands running at once.
-	cmd.Env = append(slices.Clip(environ), extraEnv...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
+	res, err := proc.Run(ctx, proc.Cmd{
+		Argv: append([]string{bin}, args...), Dir: dir,
+		// A fresh slice: environ may be shared by commands running at once.
+		Env:    append(slices.Clip(environ), extraEnv...),
+		Stdout: &stdout, Stderr: &stderr,
+	})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		code := res.ExitCode
+		if res.Signal != 0 {
+			code = -1 // killed: no exit code
 		}
 		name := filepath.Base(bin)
 		return stdout.String(), &CmdError{Argv: append([]string{name}, args...), Code: code,
