@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
@@ -105,10 +106,15 @@ func exitCode(err error) int {
 	return -1
 }
 
+// stopGrace is how long git or sl has, once ctx is done, between SIGTERM
+// and SIGKILL: on SIGTERM git removes its lock files (a SIGKILL would
+// leave index.lock behind); in its own process group it no longer gets
+// the terminal's SIGINT itself.
+const stopGrace = time.Second
+
 // command runs one program in dir, through proc like every child ralph
-// starts (its own group, killed at once when ctx is done); a failure
-// carries its stderr, which says what went wrong better than an exit
-// status.
+// starts; a failure carries its stderr, which says what went wrong better
+// than an exit status.
 func command(ctx context.Context, dir string, environ, extraEnv []string, bin string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	res, err := proc.Run(ctx, proc.Cmd{
@@ -116,6 +122,7 @@ func command(ctx context.Context, dir string, environ, extraEnv []string, bin st
 		// A fresh slice: environ may be shared by commands running at once.
 		Env:    append(slices.Clip(environ), extraEnv...),
 		Stdout: &stdout, Stderr: &stderr,
+		Grace: stopGrace,
 	})
 	if err == nil {
 		err = res.Err()
