@@ -12,13 +12,17 @@ const sysPidfdOpen = 434
 
 // exitWatch is a pidfd: it becomes readable when its process exits, so a
 // test waits for the exit itself rather than polling. Opened while the
-// process is known alive, it cannot mistake a reused pid for it.
+// process is alive (or a zombie), it cannot mistake a reused pid for it.
+// fd -1 is a process already gone.
 type exitWatch struct{ fd int }
 
-// watchExit opens an exitWatch on pid, which must be alive.
+// watchExit opens an exitWatch on pid.
 func watchExit(t *testing.T, pid int) exitWatch {
 	t.Helper()
 	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno == syscall.ESRCH {
+		return exitWatch{fd: -1} // already exited and reaped
+	}
 	if errno != 0 {
 		t.Fatalf("pidfd_open(%d): %v", pid, errno)
 	}
@@ -30,6 +34,9 @@ func watchExit(t *testing.T, pid int) exitWatch {
 // process is still alive after a bound far beyond any grace the tests use.
 func waitExited(t *testing.T, w exitWatch, pid int) {
 	t.Helper()
+	if w.fd < 0 {
+		return
+	}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)

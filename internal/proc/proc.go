@@ -212,7 +212,8 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	return p, nil
 }
 
-// Run starts c and waits for it to end.
+// Run starts c and waits for it to end. When c could not be started the
+// error says why and the Result has ExitCode -1.
 func Run(ctx context.Context, c Cmd) (Result, error) {
 	p, err := Start(ctx, c)
 	if err != nil {
