@@ -35,9 +35,9 @@ const (
 // The agent's environment is req.Env (os.Environ() when nil) with the
 // invocation's EnvSet on top; its executable is looked up on that PATH.
 // The error is non-nil only when the agent could not be started; a missing
-// executable matches proc.ErrNotFound (IsNotFound). Everything the agent did wrong is in
-// the Result. A process killed by a signal has ExitCode 128+signal, as in a
-// shell (143 for SIGTERM, 137 for SIGKILL).
+// executable matches proc.ErrNotFound (IsNotFound). Everything the agent
+// did wrong is in the Result. A process killed by a signal has ExitCode
+// 128+signal, as in a shell (143 for SIGTERM, 137 for SIGKILL).
 func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error) {
 	if req.ScratchDir == "" {
 		dir, err := os.MkdirTemp("", "ralph-agent-")
