@@ -1,11 +1,12 @@
 // Package agent runs agent CLIs and reads what they stream back.
 //
-// It owns the process runner (own process group, wall and idle timeouts,
-// TERM then KILL to the whole group), the per-CLI adapters that build argv
-// and environment, the decoders that turn each CLI's output into
-// normalized Events and one Result, and the registry of what ralph knows
-// about each agent (Spec: install, credentials, files, @file references). It knows nothing of plans, prompts or
-// the loop's policy.
+// It owns the runner that streams an agent's output (the process itself,
+// its group, timeouts and TERM then KILL to the whole group, is proc's),
+// the per-CLI adapters that build argv and environment, the decoders that
+// turn each CLI's output into normalized Events and one Result, and the
+// registry of what ralph knows about each agent (Spec: install,
+// credentials, files, @file references). It knows nothing of plans,
+// prompts or the loop's policy.
 package agent
 
 import "time"

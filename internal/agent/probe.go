@@ -3,14 +3,13 @@ package agent
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // What `ralph doctor` asks about an agent without spending tokens: is its
@@ -96,9 +95,9 @@ func Executable(a Adapter) string {
 
 // LookPath finds an agent's executable the way Run does: on the PATH in
 // env (relative PATH entries skipped), a name with a slash relative to
-// dir. A missing one matches exec.ErrNotFound.
+// dir. A missing one matches proc.ErrNotFound (IsNotFound).
 func LookPath(name, dir string, env []string) (string, error) {
-	p, err := lookPath(name, dir, env)
+	p, err := proc.LookPath(name, dir, env)
 	if err != nil {
 		return "", err
 	}
@@ -114,27 +113,23 @@ func LookPath(name, dir string, env []string) (string, error) {
 func Version(ctx context.Context, path, dir string, env []string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
 	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it started
-	}
+	res, err := proc.Run(ctx, proc.Cmd{
+		Argv: []string{path, "--version"}, Dir: dir, Env: env,
+		Stdout: &out, Stderr: &stderr, WaitDelay: time.Second,
+	})
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("%s --version: no answer within %s", path, timeout)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", path, err)
 	}
 	line := firstLine(out.String())
 	if line == "" {
 		line = firstLine(stderr.String())
 	}
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && line != "" {
+	if err := res.Err(); err != nil {
+		if line != "" {
 			return "", fmt.Errorf("%s --version: %w: %s", path, err, line)
 		}
 		return "", fmt.Errorf("%s --version: %w", path, err)

@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Options configure an adapter; every adapter takes the same ones.
@@ -148,4 +148,4 @@ func TranscriptDecoder(name, output string, head []byte) Decoder {
 
 // IsNotFound reports whether err says the agent's executable is not
 // installed (or not on PATH).
-func IsNotFound(err error) bool { return errors.Is(err, exec.ErrNotFound) }
+func IsNotFound(err error) bool { return proc.IsNotFound(err) }

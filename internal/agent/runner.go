@@ -3,15 +3,14 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 const (
@@ -30,14 +29,15 @@ const (
 // what it produced. The wall timeout, the idle timeout (no output on stdout
 // or stderr) and ctx all end the run the same way: SIGTERM to the group,
 // req.Grace, SIGKILL to the group. Whatever is left of the group when the
-// agent exits is killed too, so no orphan outlives the run.
+// agent exits is killed too, so no orphan outlives the run. The process
+// itself is proc's; this is the streaming on top of it.
 //
 // The agent's environment is req.Env (os.Environ() when nil) with the
 // invocation's EnvSet on top; its executable is looked up on that PATH.
 // The error is non-nil only when the agent could not be started; a missing
-// executable matches exec.ErrNotFound. Everything the agent did wrong is in
-// the Result. A process killed by a signal has ExitCode 128+signal, as in a
-// shell (143 for SIGTERM, 137 for SIGKILL).
+// executable matches proc.ErrNotFound (IsNotFound). Everything the agent
+// did wrong is in the Result. A process killed by a signal has ExitCode
+// 128+signal, as in a shell (143 for SIGTERM, 137 for SIGKILL).
 func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error) {
 	if req.ScratchDir == "" {
 		dir, err := os.MkdirTemp("", "ralph-agent-")
@@ -62,52 +62,36 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 		base = os.Environ()
 	}
 	env := mergeEnv(base, inv.EnvSet)
-	path, err := lookPath(inv.Argv[0], req.Dir, env)
+	path, err := proc.LookPath(inv.Argv[0], req.Dir, env)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s agent: %w", a.Name(), err)
 	}
 
-	cmd := exec.Command(path, inv.Argv[1:]...)
-	cmd.Args[0] = inv.Argv[0]
-	cmd.Dir, cmd.Env = req.Dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild that keeps stdin open must not hang Wait.
-	cmd.WaitDelay = drainDelay
+	c := proc.Cmd{
+		Argv: inv.Argv, Path: path, Dir: req.Dir, Env: env,
+		// The runner reads the output itself: lines of any length, the
+		// raw bytes teed to the transcript as they arrive.
+		Pipes:   true,
+		Timeout: req.Timeout, IdleTimeout: req.IdleTimeout,
+		Grace:     cmp.Or(req.Grace, defaultGrace),
+		WaitDelay: drainDelay,
+	}
 	if inv.Prompt == PromptStdin {
-		// exec copies it in a goroutine, closes the pipe after and
-		// ignores EPIPE from an agent that exits without reading.
-		cmd.Stdin = strings.NewReader(inv.Stdin)
+		c.Stdin = strings.NewReader(inv.Stdin)
 	}
 	// Otherwise Stdin stays nil, which is /dev/null: never our own stdin,
 	// since some agents (Codex) read a piped stdin as more prompt.
-
-	// Our own pipes rather than StdoutPipe: reading them does not race
-	// with Wait, and they can be closed to give up on an escaped holder.
-	outR, outW, err := os.Pipe()
+	p, err := proc.Start(ctx, c)
 	if err != nil {
-		return Result{}, fmt.Errorf("start %s agent: %w", a.Name(), err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return Result{}, fmt.Errorf("start %s agent: %w", a.Name(), err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	start := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return Result{Interrupted: true}, nil // done since the check above
+		}
 		return Result{}, fmt.Errorf("start %s agent %q: %w", a.Name(), inv.Argv[0], err)
 	}
 	if req.OnStart != nil {
-		req.OnStart(cmd.Process.Pid)
+		req.OnStart(p.Pid())
 	}
 
-	var last atomic.Int64 // when output was last seen, as time since start
 	emit := sink.Emit
 	if emit == nil {
 		emit = func(Event) {}
@@ -116,7 +100,7 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		lr := newLineReader(&watchReader{r: outR, tee: sink.Transcript, last: &last, start: start}, defaultLineLimits())
+		lr := newLineReader(teeReader{r: p.Stdout, tee: sink.Transcript}, defaultLineLimits())
 		for {
 			line, err := lr.Next()
 			if err != nil {
@@ -125,31 +109,24 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 			dec.Line(line, emit)
 		}
 	}()
-	var stderr ring
-	stderr.reset(maxStderr)
+	stderr := proc.NewTail(maxStderr)
 	errDone := make(chan struct{})
 	go func() {
 		defer close(errDone)
-		_, _ = io.Copy(&stderr, &watchReader{r: errR, last: &last, start: start})
+		_, _ = io.Copy(stderr, p.Stderr)
 	}()
 
-	w := watch{ctx: ctx, req: req, pgid: cmd.Process.Pid, start: start, last: &last}
-	w.run(cmd, outDone, errDone)
-	if !waitClosed(drainDelay, outDone, errDone) {
-		// Something outside the group still holds our pipes.
-		outR.Close()
-		errR.Close()
-		<-outDone
-		<-errDone
-	}
-	outR.Close()
-	errR.Close()
+	// Wait returns once the output is drained or given up on (its pipes
+	// closed), so the readers are about to finish.
+	pr := p.Wait()
+	<-outDone
+	<-errDone
 
 	res := dec.Finish()
-	res.ExitCode = exitCode(cmd.ProcessState)
-	res.TimedOut, res.IdleTimedOut, res.Interrupted = w.timedOut, w.idleTimedOut, w.interrupted
-	res.Duration = time.Since(start)
-	res.Stderr = string(utf8Start(stderr.appendTo(nil)))
+	res.ExitCode = pr.ExitCode
+	res.TimedOut, res.IdleTimedOut, res.Interrupted = pr.TimedOut, pr.IdleTimedOut, pr.Interrupted
+	res.Duration = pr.Duration
+	res.Stderr = stderr.String()
 	complete(a, req, &res)
 	return res, nil
 }
@@ -167,130 +144,18 @@ func complete(a Adapter, req Request, res *Result) {
 	}
 }
 
-// watch supervises one process group: timeouts, cancellation, the kill.
-type watch struct {
-	ctx   context.Context
-	req   Request
-	pgid  int
-	start time.Time
-	last  *atomic.Int64
-
-	timedOut, idleTimedOut, interrupted bool
+// teeReader copies what is read to the transcript as it arrives.
+// Transcript write errors are the writer owner's to observe; the run goes
+// on.
+type teeReader struct {
+	r   io.Reader
+	tee interface{ Write([]byte) (int, error) }
 }
 
-// run waits for the agent to exit, ending it when a timeout expires or ctx
-// is done, then sweeps its group.
-func (w *watch) run(cmd *exec.Cmd, outDone, errDone <-chan struct{}) {
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the exit status is read from cmd.ProcessState
-		close(exited)
-	}()
-	grace := cmp.Or(w.req.Grace, defaultGrace)
-	done := w.ctx.Done()
-	var wall, idle, kill <-chan time.Time
-	if w.req.Timeout > 0 {
-		t := time.NewTimer(w.req.Timeout)
-		defer t.Stop()
-		wall = t.C
-	}
-	var idleT *time.Timer
-	if w.req.IdleTimeout > 0 {
-		idleT = time.NewTimer(w.req.IdleTimeout)
-		defer idleT.Stop()
-		idle = idleT.C
-	}
-	var killT *time.Timer
-	terminate := func(reason *bool) {
-		*reason = true
-		done, wall, idle = nil, nil, nil // the first reason is the one reported
-		_ = syscall.Kill(-w.pgid, syscall.SIGTERM)
-		killT = time.NewTimer(grace)
-		kill = killT.C
-	}
-	for {
-		select {
-		case <-done:
-			terminate(&w.interrupted)
-		case <-wall:
-			terminate(&w.timedOut)
-		case <-idle:
-			quiet := time.Since(w.start) - time.Duration(w.last.Load())
-			if quiet >= w.req.IdleTimeout {
-				terminate(&w.idleTimedOut)
-			} else {
-				idleT.Reset(w.req.IdleTimeout - quiet)
-			}
-		case <-kill:
-			_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
-			kill = nil
-		case <-exited:
-			if kill != nil {
-				// The leader is gone but the group has the rest of its
-				// grace, unless it has already let go of our output.
-				select {
-				case <-kill:
-				case <-bothClosed(outDone, errDone):
-				}
-				killT.Stop()
-			}
-			// Sweep: nothing the agent started outlives it.
-			_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
-			return
-		}
-	}
-}
-
-// bothClosed returns a channel closed once a and b are.
-func bothClosed(a, b <-chan struct{}) <-chan struct{} {
-	c := make(chan struct{})
-	go func() {
-		<-a
-		<-b
-		close(c)
-	}()
-	return c
-}
-
-// waitClosed waits up to d for a and b to close.
-func waitClosed(d time.Duration, a, b <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-bothClosed(a, b):
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
-func exitCode(ps *os.ProcessState) int {
-	if ps == nil {
-		return -1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
-}
-
-// watchReader records when output arrives, for the idle timeout, and tees
-// it to the transcript as it arrives. Transcript write errors are the
-// writer owner's to observe; the run goes on.
-type watchReader struct {
-	r     io.Reader
-	tee   interface{ Write([]byte) (int, error) }
-	last  *atomic.Int64
-	start time.Time
-}
-
-func (w *watchReader) Read(p []byte) (int, error) {
-	n, err := w.r.Read(p)
-	if n > 0 {
-		w.last.Store(int64(time.Since(w.start)))
-		if w.tee != nil {
-			_, _ = w.tee.Write(p[:n])
-		}
+func (t teeReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 && t.tee != nil {
+		_, _ = t.tee.Write(p[:n])
 	}
 	return n, err
 }
@@ -310,44 +175,4 @@ func mergeEnv(base, set []string) []string {
 		}
 	}
 	return append(env, set...)
-}
-
-// lookPath finds name the way the agent's own environment would: on the
-// PATH in env, not ralph's. Relative PATH entries are skipped, so a file
-// in the project cannot stand in for the agent.
-func lookPath(name, dir string, env []string) (string, error) {
-	notFound := &exec.Error{Name: name, Err: exec.ErrNotFound}
-	if strings.Contains(name, "/") {
-		p := name
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		if !isExecutable(p) {
-			return "", notFound
-		}
-		return name, nil // a relative name is resolved against Dir by exec
-	}
-	pathList, ok := "", false
-	for _, kv := range env {
-		if v, found := strings.CutPrefix(kv, "PATH="); found {
-			pathList, ok = v, true
-		}
-	}
-	if !ok {
-		pathList = os.Getenv("PATH")
-	}
-	for _, d := range filepath.SplitList(pathList) {
-		if !filepath.IsAbs(d) {
-			continue
-		}
-		if p := filepath.Join(d, name); isExecutable(p) {
-			return p, nil
-		}
-	}
-	return "", notFound
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

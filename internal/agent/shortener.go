@@ -1,5 +1,7 @@
 package agent
 
+import "github.com/ralph-loop/ralph/internal/proc"
+
 // shortener streams one over-long line and keeps a bounded, still valid
 // JSON version of it: every string literal longer than the cap becomes its
 // head, an elision marker and its tail; whitespace between tokens is
@@ -18,7 +20,7 @@ type shortener struct {
 	// Raw head and tail, for a line that is not JSON.
 	rawLen  int64
 	rawHead []byte
-	rawTail ring
+	rawTail proc.Tail
 	bad     bool
 
 	started bool   // the first token has been seen
@@ -36,9 +38,9 @@ type shortener struct {
 	tailMax int    // and tailMax bytes of tail
 	strLen  int64  // content bytes so far
 	strBuf  []byte // content while it is at most limit bytes
-	long    bool   // content passed limit: head written, tail in ring
+	long    bool   // content passed limit: head written, tail in a proc.Tail
 	headLen int
-	tail    ring
+	tail    proc.Tail
 	scratch []byte
 }
 
@@ -46,7 +48,7 @@ func (s *shortener) reset() {
 	s.hard = s.lim.hardCap()
 	s.out = s.out[:0]
 	s.rawLen, s.rawHead, s.bad = 0, s.rawHead[:0], false
-	s.rawTail.reset(s.lim.rawTail)
+	s.rawTail.Reset(s.lim.rawTail)
 	s.started, s.done, s.stack, s.skip, s.litLen = false, false, s.stack[:0], 0, 0
 	s.inStr = false
 }
@@ -79,7 +81,7 @@ func (s *shortener) finish() []byte {
 	}
 	// Not JSON, or cut short: keep the raw head and tail.
 	head := s.rawHead[:utf8Cut(s.rawHead, len(s.rawHead))]
-	t := s.rawTail.appendTo(s.scratch[:0])
+	t := s.rawTail.AppendTo(s.scratch[:0])
 	s.scratch = t[:0]
 	tail := utf8Start(t)
 	s.out = append(s.out[:0], head...)
@@ -250,7 +252,7 @@ func (s *shortener) content(b []byte) {
 	s.out = append(s.out, s.strBuf[:s.headLen]...)
 	s.long = true
 	// Five bytes more than the tail: the context tailStart needs.
-	s.tail.reset(s.tailMax + 5)
+	s.tail.Reset(s.tailMax + 5)
 	_, _ = s.tail.Write(s.strBuf[s.headLen:])
 	_, _ = s.tail.Write(b[n:])
 }
@@ -264,7 +266,7 @@ func (s *shortener) endString() {
 		return
 	}
 	if s.long {
-		t := s.tail.appendTo(s.scratch[:0])
+		t := s.tail.AppendTo(s.scratch[:0])
 		s.scratch = t[:0]
 		t = t[tailStart(t):]
 		s.out = appendMarker(s.out, s.strLen-int64(s.headLen)-int64(len(t)))

@@ -2,19 +2,19 @@
 // accepts it: the project's `[gates] commands` and a task's own validation
 // commands, each through the shell in the project directory.
 //
-// It owns nothing but running commands and keeping a bounded tail of what
-// they printed; deciding what a failure means is the loop's business.
+// It owns nothing but running commands (through proc, like every child
+// ralph starts) and keeping a bounded tail of what they printed; deciding
+// what a failure means is the loop's business.
 package gate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // maxOutput bounds what is kept of a command's output: the tail, where
@@ -70,51 +70,33 @@ func (r *Runner) run(ctx context.Context, command string) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = r.Dir
-	cmd.Env = r.Env
-	// Its own group, so a timeout takes the test runner's children too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	out := &tailBuffer{max: maxOutput}
-	cmd.Stdout, cmd.Stderr = out, out
-	start := time.Now()
-	err := cmd.Run()
-	res := Result{Command: command, Output: out.String(), Duration: time.Since(start)}
-	var ee *exec.ExitError
+	out := proc.NewTail(maxOutput)
+	// Its own group, so a timeout takes the test runner's children too;
+	// no grace: SIGKILL at once.
+	pr, err := proc.Run(ctx, proc.Cmd{
+		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: r.Env,
+		Stdout: out, Stderr: out,
+	})
+	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.ExitCode = -1
 		res.Output += fmt.Sprintf("\n(timed out after %s)", r.Timeout)
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
 	case err != nil:
 		return res, fmt.Errorf("gate %q: %w", command, err)
+	case pr.Signal != 0:
+		res.ExitCode = -1 // the shell itself was killed
+	default:
+		res.ExitCode = pr.ExitCode
 	}
 	return res, nil
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	t.buf.Write(p)
-	if over := t.buf.Len() - t.max; over > 0 {
-		t.dropped += over
-		t.buf.Next(over)
+// tailText is what a gate's output shows: its tail, saying how much was
+// cut.
+func tailText(t *proc.Tail) string {
+	if n := t.Dropped(); n > 0 {
+		return fmt.Sprintf("…[%d bytes elided]…\n%s", n, t.String())
 	}
-	return n, nil
-}
-
-func (t *tailBuffer) String() string {
-	if t.dropped > 0 {
-		return fmt.Sprintf("…[%d bytes elided]…\n%s", t.dropped, t.buf.String())
-	}
-	return t.buf.String()
+	return t.String()
 }

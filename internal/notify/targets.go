@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ralph-loop/ralph/internal/gate"
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // httpTarget posts requests.
@@ -174,7 +174,7 @@ func (w webhook) send(ctx context.Context, e Event) error {
 }
 
 // command runs a shell command with the event in its environment, through
-// the gate runner: ralph starts processes only in agent, vcs and gate.
+// proc like every child ralph starts.
 type command struct {
 	cmd, dir string
 	env      []string
@@ -189,17 +189,22 @@ func (c command) send(ctx context.Context, e Event) error {
 	env := append(append([]string(nil), c.env...),
 		"RALPH_EVENT="+e.Event, "RALPH_MESSAGE="+e.Text, "RALPH_EVENT_JSON="+string(payload(e)),
 		"RALPH_TASK_ID="+task, "RALPH_RUN_ID="+e.RunID, "RALPH_PROJECT="+e.Project)
-	r := &gate.Runner{Dir: c.dir, Commands: []string{c.cmd}, Env: env}
-	if dl, ok := ctx.Deadline(); ok {
-		// The gate runner has its own timeout; give it what is left.
-		r.Timeout = max(time.Millisecond, time.Until(dl))
-	}
-	ok, out, err := r.Run(ctx, task)
+	out := proc.NewTail(1 << 10)
+	// The delivery's timeout is ctx's: when it expires the command's group
+	// is killed at once.
+	res, err := proc.Run(ctx, proc.Cmd{
+		Argv: []string{"sh", "-c", c.cmd}, Dir: c.dir, Env: env,
+		Stdout: out, Stderr: out,
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("`%s`: %w", c.cmd, err)
 	}
-	if !ok {
-		return fmt.Errorf("%s", oneLine(out, 300))
+	took := res.Duration.Round(time.Millisecond)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return errors.New(oneLine(fmt.Sprintf("`%s` timed out after %s: %s", c.cmd, took, out), 300))
+	case res.ExitCode != 0:
+		return errors.New(oneLine(fmt.Sprintf("`%s` exited %d after %s: %s", c.cmd, res.ExitCode, took, out), 300))
 	}
 	return nil
 }

@@ -14,9 +14,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Git is a git working tree.
@@ -32,7 +33,7 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g := &Git{Root: dir, Env: env}
 	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
-		if _, lookErr := exec.LookPath("git"); lookErr != nil {
+		if _, lookErr := proc.LookPath("git", "", environ(env)); lookErr != nil {
 			return nil, fmt.Errorf("git is not installed: %w", lookErr)
 		}
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
@@ -226,7 +227,7 @@ func (g *Git) Head(ctx context.Context) (string, error) {
 
 // Init creates a git repository in dir (on branch main) and returns it.
 func Init(ctx context.Context, dir string, env []string) (*Git, error) {
-	if _, err := exec.LookPath("git"); err != nil {
+	if _, err := proc.LookPath("git", "", environ(env)); err != nil {
 		return nil, fmt.Errorf("git is not installed: %w", err)
 	}
 	g := &Git{Root: dir, Env: env}

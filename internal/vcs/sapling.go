@@ -9,11 +9,12 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Sapling is a Sapling (sl) working tree. Sapling has no staging area and
@@ -46,7 +47,8 @@ type slSnapshot struct {
 // OpenSapling finds the Sapling working tree that contains dir, through
 // `sl root`.
 func OpenSapling(ctx context.Context, dir string, env []string) (*Sapling, error) {
-	bin, err := lookPath("sl", env)
+	// On the PATH sl runs with: that is where it finds itself too.
+	bin, err := proc.LookPath("sl", "", environ(env))
 	if err != nil {
 		return nil, fmt.Errorf("sl is not installed: %w", err)
 	}
@@ -55,24 +57,6 @@ func OpenSapling(ctx context.Context, dir string, env []string) (*Sapling, error
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	return &Sapling{Root: strings.TrimSpace(out), Env: env, Bin: bin}, nil
-}
-
-// lookPath finds a program on the PATH of env (the process's when env is
-// nil): commands run with env, so that is where they find it too.
-func lookPath(name string, env []string) (string, error) {
-	if env == nil {
-		return exec.LookPath(name)
-	}
-	for _, dir := range filepath.SplitList(lookupEnv(env, "PATH")) {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 func (s *Sapling) run(ctx context.Context, args ...string) (string, error) {

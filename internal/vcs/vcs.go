@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Errors callers tell apart.
@@ -104,20 +106,31 @@ func exitCode(err error) int {
 	return -1
 }
 
-// command runs one program in dir; a failure carries its stderr, which
-// says what went wrong better than an exit status.
+// stopGrace is how long git or sl has, once ctx is done, between SIGTERM
+// and SIGKILL: on SIGTERM git removes its lock files (a SIGKILL would
+// leave index.lock behind); in its own process group it no longer gets
+// the terminal's SIGINT itself.
+const stopGrace = time.Second
+
+// command runs one program in dir, through proc like every child ralph
+// starts; a failure carries its stderr, which says what went wrong better
+// than an exit status.
 func command(ctx context.Context, dir string, environ, extraEnv []string, bin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	// A fresh slice: environ may be shared by commands running at once.
-	cmd.Env = append(slices.Clip(environ), extraEnv...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
+	res, err := proc.Run(ctx, proc.Cmd{
+		Argv: append([]string{bin}, args...), Dir: dir,
+		// A fresh slice: environ may be shared by commands running at once.
+		Env:    append(slices.Clip(environ), extraEnv...),
+		Stdout: &stdout, Stderr: &stderr,
+		Grace: stopGrace,
+	})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		code := res.ExitCode
+		if res.Signal != 0 {
+			code = -1 // killed: no exit code
 		}
 		name := filepath.Base(bin)
 		return stdout.String(), &CmdError{Argv: append([]string{name}, args...), Code: code,
