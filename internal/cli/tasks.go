@@ -87,17 +87,26 @@ func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add TITLE [PLAN]",
 		Short: "Add a task at the end of the plan",
+		Long: `Add a task at the end of the plan. The words of an unquoted title are
+joined; a last word that names an existing file is the PLAN.`,
 		Args: args(func(_ *cobra.Command, a []string) error {
-			switch {
-			case len(a) == 0:
+			if len(a) == 0 {
 				return errors.New("give the task's TITLE: ralph tasks add \"Fix the login form\"")
-			case len(a) > 2:
-				return fmt.Errorf("add takes one TITLE and an optional PLAN; a title of several words goes in quotes: ralph tasks add %s",
-					shellQuote(strings.Join(a, " ")))
 			}
 			return nil
 		}),
-		RunE: run("add", 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			// ralph tasks add Fix the login form [PLAN]: as before plans
+			// became arguments, the words are the title, unless the last
+			// one names an existing file.
+			dir, _ := f.ProjectDir() // an error shows when the plan is read
+			if len(a) > 1 && !fileExists(inDir(dir, a[len(a)-1])) {
+				a = []string{strings.Join(a, " ")}
+			} else if len(a) > 2 {
+				a = []string{strings.Join(a[:len(a)-1], " "), a[len(a)-1]}
+			}
+			return run("add", 1)(cmd, a)
+		},
 	}
 	af := add.Flags()
 	af.StringVar(&opts.ID, "id", "", "the task's id (default: the next one)")
@@ -255,13 +264,6 @@ func tasksPlan(opts *tasksOptions, dir string) (string, error) {
 	}
 	if opts.Plan != "" && !same(inDir(dir, opts.Plan), inDir(dir, opts.PlanArg)) {
 		return "", usageError(fmt.Errorf("two plans: %s and --plan %s; give one", opts.PlanArg, opts.Plan))
-	}
-	if opts.Action == "add" {
-		// add's PLAN may be the second word of a title that lacks quotes.
-		if _, err := os.Stat(inDir(dir, opts.PlanArg)); errors.Is(err, fs.ErrNotExist) {
-			return "", usageError(fmt.Errorf("%s: no such plan file (a title of several words goes in quotes: ralph tasks add %s)",
-				opts.PlanArg, shellQuote(opts.Arg+" "+opts.PlanArg)))
-		}
 	}
 	return opts.PlanArg, nil
 }

@@ -34,9 +34,17 @@ func TestTasksFlags(t *testing.T) {
 		{[]string{"done", "US-1", "x.md", "--plan", "x.md"}, tasksOptions{Action: "done", Arg: "US-1", PlanArg: "x.md", Plan: "x.md"}},
 		{[]string{"reset", "3", "x.md"}, tasksOptions{Action: "reset", Arg: "3", PlanArg: "x.md"}},
 		{[]string{"add", "Fix the bug", "x.md"}, tasksOptions{Action: "add", Arg: "Fix the bug", PlanArg: "x.md"}},
+		// An unquoted title: its words are joined; a last word that names
+		// an existing file is the plan.
+		{[]string{"add", "Fix", "the", "bug"}, tasksOptions{Action: "add", Arg: "Fix the bug"}},
+		{[]string{"add", "Fix", "the", "bug", "x.md"}, tasksOptions{Action: "add", Arg: "Fix the bug", PlanArg: "x.md"}},
 	}
 	for _, tt := range tests {
-		f, _, _ := testFactory(t, t.TempDir())
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "x.md"), []byte("- [ ] a\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, _, _ := testFactory(t, dir)
 		var got *tasksOptions
 		cmd := newCmdTasks(f, func(o *tasksOptions) error { got = o; return nil })
 		cmd.SetArgs(tt.args)
@@ -48,7 +56,7 @@ func TestTasksFlags(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", tt.args, diff)
 		}
 	}
-	for _, args := range [][]string{{"done"}, {"show", "a", "b", "c"}, {"add"}, {"add", "Fix", "the", "bug"}, {"list", "x", "y"},
+	for _, args := range [][]string{{"done"}, {"show", "a", "b", "c"}, {"add"}, {"list", "x", "y"},
 		{"x"}, {"x.json"}, {"--priority", "x"}} {
 		f, _, _ := testFactory(t, t.TempDir())
 		cmd := newCmdTasks(f, func(*tasksOptions) error { return nil })
