@@ -1,18 +1,14 @@
 package agent
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.txt from the current invocations")
 
 // TestInvocationGolden pins every adapter's exact argv, environment and
 // prompt passing (what --dry-run prints), with and without a model, with
@@ -67,19 +63,7 @@ func TestInvocationGolden(t *testing.T) {
 				}
 				writeInvocation(&b, c.name, inv)
 			}
-			golden := filepath.Join("testdata", "golden", name+".txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestInvocationGolden -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), b.String()); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", golden, diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", name+".txt"), b.String())
 		})
 	}
 }

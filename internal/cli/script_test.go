@@ -15,6 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ralph-loop/ralph/internal/fakeagent"
+	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // TestMain makes ralph and the fake agent real commands inside scripts.
@@ -34,18 +36,16 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
+		UpdateScripts:       golden.Updating(), // go test -update rewrites cmp files
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
 			// Git with a fixed identity and no global config.
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(work, ".gitconfig-none"))
-			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
-			env.Setenv("GIT_AUTHOR_EMAIL", "ralph@example.com")
-			env.Setenv("GIT_COMMITTER_NAME", "ralph test")
-			env.Setenv("GIT_COMMITTER_EMAIL", "ralph@example.com")
+			for k, v := range gittest.Vars(work) {
+				env.Setenv(k, v)
+			}
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},

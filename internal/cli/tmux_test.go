@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // TestTUIInARealTerminal runs `ralph demo` in a tmux session: the TUI
@@ -26,8 +27,7 @@ func TestTUIInARealTerminal(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildRalph(t, dir)
 	sock := filepath.Join(dir, "tmux.sock")
-	env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "NO_COLOR=1",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(dir, "no-gitconfig"))
+	env := append(gittest.Env(dir), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "NO_COLOR=1")
 	tm := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)

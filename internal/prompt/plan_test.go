@@ -25,7 +25,7 @@ func TestRenderPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, got)
+			checkGolden(t, tt.name, got)
 		})
 	}
 }

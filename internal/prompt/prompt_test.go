@@ -2,16 +2,14 @@ package prompt
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/ralph-loop/ralph/internal/golden"
+)
 
 // fullData uses every variable.
 func fullData() Data {
@@ -51,22 +49,9 @@ func fullData() Data {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended, run go test -update:\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func TestDefaultTemplatesGolden(t *testing.T) {
@@ -92,7 +77,7 @@ func TestDefaultTemplatesGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, got)
+			checkGolden(t, tt.name, got)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-loop/ralph/internal/golden"
+
 	"github.com/ralph-loop/ralph/internal/agent"
 )
 
@@ -49,7 +51,7 @@ func TestTranscriptOfRealClaudeOutput(t *testing.T) {
 				t.Skip(err)
 			}
 			got := render(t, raw, len(raw))
-			golden(t, filepath.Join("testdata", "transcript", strings.TrimSuffix(name, ".jsonl")+".golden"), got)
+			golden.Check(t, filepath.Join("testdata", "transcript", strings.TrimSuffix(name, ".jsonl")+".golden"), got)
 			// However the output arrives (follow mode reads what the file
 			// grew by), the rendering is the same.
 			for _, n := range []int{1, 7, 4096} {

@@ -2,9 +2,7 @@ package ui
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,12 +14,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-loop/ralph/internal/golden"
+
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
@@ -186,29 +184,9 @@ func TestGoldenViews(t *testing.T) {
 				m = sc.setup(m)
 				got := m.render()
 				checkFits(t, got, size[0], size[1])
-				golden(t, filepath.Join("testdata", "tui", name+".golden"), got)
+				golden.Check(t, filepath.Join("testdata", "tui", name+".golden"), got)
 			})
 		}
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
 
