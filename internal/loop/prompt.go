@@ -7,6 +7,7 @@ import (
 	"text/template"
 
 	"github.com/ralph-loop/ralph/internal/prompt"
+	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -68,7 +69,7 @@ func resolvesFileRefs(agentName string) bool {
 // promptText renders the template, the user's or the embedded one.
 func (r *runner) promptText(t task.Task) (string, error) {
 	p := r.deps.Plan.Plan()
-	progressPath := filepath.Join(r.opts.Dir, prompt.DefaultProgressFile)
+	progressPath := filepath.Join(r.opts.Dir, state.ProgressFile)
 	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)
 	if err != nil {
 		return "", err
@@ -84,7 +85,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 			Total: pp.Total, Done: pp.Done, Open: p.Open(),
 		},
 		Ownership:        r.opts.Ownership,
-		ProgressFile:     prompt.DefaultProgressFile,
+		ProgressFile:     state.ProgressFile,
 		CodebasePatterns: patterns,
 		RecentProgress:   recent,
 		Attempts:         r.attempts[t.ID],
