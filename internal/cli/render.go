@@ -107,10 +107,10 @@ func failedIn(store *state.Store) func(id string) bool {
 	return func(id string) bool { return st.Tasks[id].Failed }
 }
 
-// transcriptPath is where an iteration's raw output is
-// (state.Store.IterationFiles names it the same way).
+// transcriptPath is where an iteration's raw output is.
 func transcriptPath(dir, runID string, iteration int) string {
-	return filepath.Join(dir, state.Dir, state.RunsDir, runID, fmt.Sprintf("iter-%03d.out", iteration))
+	_, out := state.TranscriptFiles(dir, runID, iteration)
+	return out
 }
 
 func relTo(dir string, p *task.Plan) string {

@@ -32,7 +32,7 @@ func Preview(opts Options, deps Deps) (NextRun, error) {
 	if err != nil {
 		return NextRun{}, err
 	}
-	req.PromptFile = ".ralph/runs/<run_id>/iter-001.prompt.md"
+	req.PromptFile, _ = state.TranscriptFiles("", "<run_id>", 1)
 	inv, err := deps.Agent.Invocation(req)
 	if err != nil {
 		return NextRun{}, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/prompt"
+	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -59,7 +60,7 @@ func (r *runner) renderPrompt(t task.Task) (string, error) {
 // promptText renders the template, the user's or the embedded one.
 func (r *runner) promptText(t task.Task) (string, error) {
 	p := r.deps.Plan.Plan()
-	progressPath := filepath.Join(r.opts.Dir, prompt.DefaultProgressFile)
+	progressPath := filepath.Join(r.opts.Dir, state.ProgressFile)
 	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)
 	if err != nil {
 		return "", err
@@ -75,7 +76,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 			Total: pp.Total, Done: pp.Done, Open: p.Open(),
 		},
 		Ownership:        r.opts.Ownership,
-		ProgressFile:     prompt.DefaultProgressFile,
+		ProgressFile:     state.ProgressFile,
 		CodebasePatterns: patterns,
 		RecentProgress:   recent,
 		Attempts:         r.attempts[t.ID],

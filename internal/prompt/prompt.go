@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode/utf8"
+
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // Ownership modes (see DESIGN §1): who marks tasks done.
@@ -18,9 +20,6 @@ const (
 const (
 	// DefaultMaxBytes is the prompt budget when Data.MaxBytes is 0.
 	DefaultMaxBytes = 64 << 10
-	// DefaultProgressFile is the progress log when Data.ProgressFile is
-	// empty.
-	DefaultProgressFile = "progress.txt"
 	// MaxAttemptOutput bounds each Attempt.Output, whatever the caller
 	// passes; its tail is kept, where the failure usually shows.
 	MaxAttemptOutput = 4 << 10
@@ -178,7 +177,7 @@ func (d *Data) nextTrimmable() *string {
 // normalize fills defaults and bounds the attempts, on a copy.
 func normalize(d Data) Data {
 	if d.ProgressFile == "" {
-		d.ProgressFile = DefaultProgressFile
+		d.ProgressFile = state.ProgressFile
 	}
 	if d.Ownership == "" {
 		d.Ownership = OwnershipRunner

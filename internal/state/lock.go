@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -14,22 +15,45 @@ import (
 	"time"
 )
 
-// LockedError says another ralph run, still alive, holds the project's lock.
+// The lock keeps one run per project. It is a flock(2) held on an open
+// descriptor of .ralph/lock for the whole run: the kernel releases it when
+// the process ends, however it ends, so a dead run's lock is never in the
+// way and there is nothing stale to take over. The descriptor is opened
+// close-on-exec (as Go opens every file), so an agent the run started, if
+// it outlives the run, does not keep the lock. The file's content only
+// says who holds it.
+
+// LockedError says another ralph run holds the project's lock.
 type LockedError struct {
+	// PID is the holder's process id, 0 when its lock file could not be
+	// read.
 	PID  int
 	Path string
-	// Host is the holder's host name when it is not this host; its pid
-	// cannot be checked from here, so the lock counts as held.
+	// Started is when the holder took the lock, as it wrote it.
+	Started string
+	// Host is the holder's host name when it is not this host (a project
+	// on a network file system).
 	Host string
 }
 
 func (e *LockedError) Error() string {
-	who := "pid " + strconv.Itoa(e.PID)
-	if e.Host != "" {
-		who += " on host " + e.Host
+	var b strings.Builder
+	b.WriteString("another ralph run")
+	if e.PID > 0 {
+		b.WriteString(" (pid " + strconv.Itoa(e.PID))
+		if e.Host != "" {
+			b.WriteString(" on host " + e.Host)
+		}
+		b.WriteString(")")
 	}
-	return fmt.Sprintf("another ralph run (%s) holds the lock %s; if that run is gone, the lock is stale: remove it with `rm %s` and start again",
-		who, e.Path, e.Path)
+	if e.Started != "" {
+		b.WriteString(" started at " + e.Started)
+	}
+	fmt.Fprintf(&b, " holds the lock %s; wait for it to finish, or stop it", e.Path)
+	if e.PID > 0 && e.Host == "" {
+		fmt.Fprintf(&b, " (kill %d)", e.PID)
+	}
+	return b.String()
 }
 
 // lockInfo is the content of .ralph/lock. The file is plain text so that a
@@ -38,24 +62,16 @@ func (e *LockedError) Error() string {
 //	12345
 //	host=box
 //	started=2026-11-21T07:20:12Z
-//	boot=5e0c...        (Linux boot id)
-//	proc_start=882211   (the process's start time in clock ticks, Linux)
-//
-// boot and proc_start tell a live holder from an unrelated process that
-// reuses its pid (after a reboot, or in a restarted container where ralph is
-// pid 1 again).
 type lockInfo struct {
-	PID       int
-	Host      string
-	Started   string
-	Boot      string
-	ProcStart string
+	PID     int
+	Host    string
+	Started string
 }
 
 func (l lockInfo) bytes() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d\n", l.PID)
-	for _, kv := range [][2]string{{"host", l.Host}, {"started", l.Started}, {"boot", l.Boot}, {"proc_start", l.ProcStart}} {
+	for _, kv := range [][2]string{{"host", l.Host}, {"started", l.Started}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
 		}
@@ -82,240 +98,177 @@ func parseLock(data []byte) (l lockInfo, ok bool) {
 			l.Host = v
 		case "started":
 			l.Started = v
-		case "boot":
-			l.Boot = v
-		case "proc_start":
-			l.ProcStart = v
 		}
 	}
 	return l, true
 }
 
+// errMoved means the file a starter locked is no longer the one at the
+// lock's path (its holder released it, or another starter replaced it):
+// look again.
+var errMoved = errors.New("lock file replaced")
+
 // Lock takes the project's lock for the ralph run with process id pid and
-// returns the function that releases it.
+// returns the function that releases it; calling that again does nothing.
+// If another run holds the lock, Lock returns a *LockedError.
 //
-// The lock file appears atomically with its content (hard-linked from a
-// fsynced temporary file, so it fails if the lock exists; O_CREATE|O_EXCL
-// where the file system has no hard links). If the lock exists and its
-// holder is alive, Lock returns a *LockedError. A lock whose holder is dead,
-// whose pid now belongs to another process, or whose content is empty or
-// garbage is stale: it is removed and creation retried. Removal happens
-// under flock(2) on .ralph/ and only if the file still has the content that
-// was judged stale, so of several starters racing for a stale lock exactly
-// one wins.
-//
-// Release removes the lock only if it still has the content Lock wrote
-// (our pid); calling it again does nothing.
+// The lock file appears whole: it is written and flocked under a
+// temporary name, then hard-linked to .ralph/lock (which fails if a lock
+// file exists) or, when the file there is locked by nobody (its run is
+// gone), renamed over it while holding that file's flock, so that of
+// several starters exactly one replaces it. A starter that locked a file
+// that is no longer at the path looks again. Release removes the file
+// while still holding its flock.
 func (s *Store) Lock(pid int) (release func() error, err error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("lock: invalid pid %d", pid)
 	}
 	path := s.path(LockFile)
 	host, _ := os.Hostname()
-	ps, _ := procStart(pid)
-	mine := lockInfo{
-		PID:       pid,
-		Host:      host,
-		Started:   time.Now().UTC().Format(time.RFC3339),
-		Boot:      bootID(),
-		ProcStart: ps,
-	}.bytes()
-
-	for range 10 {
-		err := s.createLock(path, mine)
-		if err == nil {
-			var once sync.Once
-			var rerr error
-			return func() error {
-				once.Do(func() { rerr = s.releaseLock(path, mine) })
-				return rerr
-			}, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("lock: %w", err)
-		}
-		held, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // released in between: try again
+	mine := lockInfo{PID: pid, Host: host, Started: time.Now().UTC().Format(time.RFC3339)}.bytes()
+	for range 100 {
+		f, err := s.tryLock(path, mine, os.Link)
+		if errors.Is(err, errMoved) {
+			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("lock: %w", err)
+			return nil, err
 		}
-		if l, ok := parseLock(held); ok {
-			if otherHost, alive := holderAlive(l, host); alive {
-				return nil, &LockedError{PID: l.PID, Path: path, Host: otherHost}
-			}
-		}
-		if err := s.removeIfUnchanged(path, held); err != nil {
-			return nil, fmt.Errorf("lock: take over stale lock %s: %w (remove it by hand if no ralph run is active)", path, err)
-		}
+		var once sync.Once
+		var rerr error
+		return func() error {
+			once.Do(func() { rerr = unlock(path, f) })
+			return rerr
+		}, nil
 	}
 	return nil, fmt.Errorf("lock: %s keeps changing; is another ralph run starting?", path)
 }
 
-// createLock creates path with content, failing with fs.ErrExist if it
-// exists. The file never exists without its content, so a racing starter
-// never mistakes a lock being written for a garbage one.
-func (s *Store) createLock(path string, content []byte) error {
-	tmp, err := os.CreateTemp(s.dir, ".lock-*")
+// tryLock makes one attempt at the lock; it returns the held descriptor.
+// link is os.Link but in tests.
+func (s *Store) tryLock(path string, content []byte, link func(oldname, newname string) error) (*os.File, error) {
+	mine, err := os.CreateTemp(s.dir, ".lock-*")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
-	_, err = tmp.Write(content)
-	if err == nil {
-		err = tmp.Sync()
+	// Once linked or renamed, the temporary name is no longer needed.
+	defer os.Remove(mine.Name())
+	held := false
+	defer func() {
+		if !held {
+			_ = mine.Close()
+		}
+	}()
+	if _, err := mine.Write(content); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	// Nobody else knows this file yet: this cannot fail for contention.
+	if err := flock(mine); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+
+	cur, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		err := link(mine.Name(), path)
+		switch {
+		case err == nil:
+			held = true
+			return mine, nil
+		case errors.Is(err, fs.ErrExist):
+			return nil, errMoved
+		}
+		return createLock(path, content) // a file system without hard links
 	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	err = os.Link(tmpName, path)
-	if err == nil || errors.Is(err, fs.ErrExist) {
-		return err
+	defer cur.Close() // after the rename below: releases the old file's flock
+	if err := flock(cur); errors.Is(err, syscall.EWOULDBLOCK) {
+		data, _ := io.ReadAll(cur)
+		if !at(cur, path) {
+			return nil, errMoved // replaced while we read it: read the new one
+		}
+		l, _ := parseLock(data)
+		le := &LockedError{PID: l.PID, Path: path, Started: l.Started}
+		if host, _ := os.Hostname(); l.Host != host {
+			le.Host = l.Host
+		}
+		return nil, le
+	} else if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	// No hard links on this file system: O_EXCL, with a moment in which the
-	// file is empty.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// Nobody holds the file there: its run is gone, or releasing it.
+	if !at(cur, path) {
+		return nil, errMoved
+	}
+	if err := os.Rename(mine.Name(), path); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	held = true
+	return mine, nil
+}
+
+// createLock creates the lock file in place, for file systems without
+// hard links. A starter that opens it before its content is written
+// reports a holder without a pid.
+func createLock(path string, content []byte) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, errMoved
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("lock: %w", err)
 	}
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Sync()
+	if err := flock(f); err != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock: %w", err)
+	} else if err != nil || !at(f, path) {
+		// Another starter locked it first (and will replace it) or
+		// replaced it already.
+		_ = f.Close()
+		return nil, errMoved
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := f.Write(content); err != nil {
+		return nil, errors.Join(fmt.Errorf("lock: %w", err), unlock(path, f))
+	}
+	return f, nil
+}
+
+// unlock removes the lock file, if it is still ours, and then closes its
+// descriptor, which releases the flock: a starter waiting on this file
+// finds it gone and creates a new one.
+func unlock(path string, f *os.File) error {
+	var err error
+	if at(f, path) {
+		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = fmt.Errorf("release lock: %w", rerr)
+		}
+	}
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("release lock: %w", cerr)
 	}
 	return err
 }
 
-// removeIfUnchanged removes path if it still holds stale.
-func (s *Store) removeIfUnchanged(path string, stale []byte) error {
-	unlock, err := s.guard()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	cur, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(cur, stale) {
-		return nil // someone else took it over first; look again
-	}
-	return os.Remove(path)
-}
-
-// releaseLock removes path if it still holds mine.
-func (s *Store) releaseLock(path string, mine []byte) error {
-	unlock, err := s.guard()
-	if err != nil {
-		return fmt.Errorf("release lock: %w", err)
-	}
-	defer unlock()
-	cur, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("release lock: %w", err)
-	}
-	if !bytes.Equal(cur, mine) {
-		return nil // taken over: not ours to remove
-	}
-	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("release lock: %w", err)
-	}
-	return nil
-}
-
-// guard takes an exclusive flock(2) on .ralph/ itself, serialising the
-// check-then-remove steps on the lock file between processes and between
-// goroutines (each call opens its own descriptor, and flock locks conflict
-// per open file description).
-func (s *Store) guard() (unlock func(), err error) {
-	d, err := os.Open(s.dir)
-	if err != nil {
-		return nil, err
-	}
+// flock takes an exclusive flock(2) on f without waiting;
+// syscall.EWOULDBLOCK means another open file holds it.
+func flock(f *os.File) error {
 	for {
-		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EINTR) {
-			break
+			return err
 		}
 	}
-	if err != nil {
-		_ = d.Close()
-		return nil, fmt.Errorf("flock %s: %w", s.dir, err)
-	}
-	// Closing the descriptor releases the flock.
-	return func() { _ = d.Close() }, nil
 }
 
-// holderAlive reports whether the lock's holder may still be running. A
-// holder on another host cannot be checked and counts as alive; otherHost
-// names it.
-func holderAlive(l lockInfo, myHost string) (otherHost string, alive bool) {
-	if l.Host != "" && myHost != "" && l.Host != myHost {
-		return l.Host, true
-	}
-	if l.Boot != "" {
-		if cur := bootID(); cur != "" && cur != l.Boot {
-			return "", false // written before a reboot
-		}
-	}
-	err := syscall.Kill(l.PID, 0)
-	switch {
-	case err == nil || errors.Is(err, syscall.EPERM):
-		// A process with that pid exists; below: is it the holder?
-	case errors.Is(err, syscall.ESRCH):
-		return "", false
-	default:
-		return "", true // cannot tell: do not steal
-	}
-	if l.ProcStart != "" {
-		if cur, ok := procStart(l.PID); ok && cur != l.ProcStart {
-			return "", false // the pid was reused by another process
-		}
-	}
-	return "", true
-}
-
-// bootID returns Linux's id of the current boot, or "" elsewhere.
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+// at reports whether f is the file at path.
+func at(f *os.File, path string) bool {
+	a, err := f.Stat()
 	if err != nil {
-		return ""
+		return false
 	}
-	return strings.TrimSpace(string(b))
-}
-
-// procStart returns the start time of process pid in clock ticks since
-// boot (field 22 of /proc/PID/stat); ok is false where there is no /proc.
-func procStart(pid int) (string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", false
-	}
-	// The command name (field 2) is in parentheses and may contain spaces
-	// and parentheses: fields are counted after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	const starttime = 22 - 3 // f[0] is field 3 (state)
-	if len(f) <= starttime {
-		return "", false
-	}
-	return f[starttime], true
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // OpenLocked opens the store of projectDir and takes its lock for this

@@ -1,8 +1,12 @@
 package state
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,23 +15,117 @@ import (
 	"testing"
 )
 
-func lockPath(s *Store) string { return filepath.Join(s.Dir(), "lock") }
+// The lock's other holders are real processes: this test binary run again
+// in one of the modes below.
+const (
+	// holderEnv names the project whose lock the process takes; it says
+	// "locked <child pid>" on stdout and holds the lock until its stdin
+	// closes.
+	holderEnv = "RALPH_TEST_LOCK_HOLDER"
+	// spawnEnv makes the holder start a child first (an agent, say) that
+	// may outlive it: the child waits for its stdin, the holder's fd 3,
+	// to close.
+	spawnEnv = "RALPH_TEST_LOCK_SPAWN"
+	// waitEnv makes the process wait for its stdin to close, and nothing
+	// else: the child.
+	waitEnv = "RALPH_TEST_WAIT_STDIN"
+)
 
-// deadPID returns a pid that no process can have: one above the kernel's
-// pid_max. The test checks that kill(2) agrees before relying on it.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	pid := 1 << 30
-	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			pid = n + 1
-		}
+func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv(holderEnv) != "":
+		os.Exit(holdLock(os.Getenv(holderEnv)))
+	case os.Getenv(waitEnv) != "":
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Skipf("kill(%d, 0) = %v, want ESRCH", pid, err)
-	}
-	return pid
+	os.Exit(m.Run())
 }
+
+func holdLock(project string) int {
+	_, release, err := OpenLocked(project)
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	child := 0
+	if os.Getenv(spawnEnv) != "" {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), holderEnv+"=", waitEnv+"=1")
+		cmd.Stdin = os.NewFile(3, "child-stdin")
+		if err := cmd.Start(); err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		child = cmd.Process.Pid
+	}
+	fmt.Println("locked", child)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if err := release(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// holder is a lock holder in another process.
+type holder struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	child int // its child's pid, 0 without one
+}
+
+// startHolder starts a process that takes project's lock and returns once
+// it holds it.
+func startHolder(t *testing.T, project string, spawn bool) *holder {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), holderEnv+"="+project)
+	cmd.Stderr = os.Stderr
+	if spawn {
+		// The child's stdin is a pipe of the test's own, which stays open
+		// when the holder is gone.
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close() })
+		defer r.Close()
+		cmd.Env = append(cmd.Env, spawnEnv+"=1")
+		cmd.ExtraFiles = []*os.File{r}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &holder{cmd: cmd, stdin: stdin}
+	t.Cleanup(func() {
+		_ = stdin.Close() // the holder ends
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if h.child > 0 {
+			_ = syscall.Kill(h.child, syscall.SIGKILL)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	n, ok := strings.CutPrefix(strings.TrimSpace(line), "locked ")
+	if !ok {
+		t.Fatalf("holder says %q (%v), want \"locked PID\"", line, err)
+	}
+	if h.child, err = strconv.Atoi(n); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func lockPath(s *Store) string { return filepath.Join(s.Dir(), "lock") }
 
 func hostname(t *testing.T) string {
 	t.Helper()
@@ -45,7 +143,7 @@ func writeLock(t *testing.T, s *Store, content string) {
 	}
 }
 
-func lockPID(t *testing.T, s *Store) int {
+func lockInfoOf(t *testing.T, s *Store) lockInfo {
 	t.Helper()
 	b, err := os.ReadFile(lockPath(s))
 	if err != nil {
@@ -55,7 +153,39 @@ func lockPID(t *testing.T, s *Store) int {
 	if !ok {
 		t.Fatalf("lock content %q does not parse", b)
 	}
-	return l.PID
+	return l
+}
+
+func assertLocked(t *testing.T, err error, pid int, path string) {
+	t.Helper()
+	var le *LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("Lock error = %v, want *LockedError", err)
+	}
+	if le.PID != pid || le.Path != path || le.Host != "" || le.Started == "" {
+		t.Errorf("LockedError = %+v, want pid %d, path %s, a start time", le, pid, path)
+	}
+	want := fmt.Sprintf("another ralph run (pid %d) started at %s holds the lock %s", pid, le.Started, path)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("message %q lacks %q", err, want)
+	}
+}
+
+func assertNoLockFile(t *testing.T, s *Store) {
+	t.Helper()
+	if _, err := os.Stat(lockPath(s)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file still there after release: %v", err)
+	}
+}
+
+func assertNoTempFiles(t *testing.T, s *Store) {
+	t.Helper()
+	entries, _ := os.ReadDir(s.Dir())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left in .ralph: %s", e.Name())
+		}
+	}
 }
 
 func TestLockAcquireRefuseRelease(t *testing.T) {
@@ -74,32 +204,23 @@ func TestLockAcquireRefuseRelease(t *testing.T) {
 		t.Errorf("lock file lacks host and start time:\n%s", b)
 	}
 
-	// A second run (another Store on the same project) is refused.
+	// A second run (another Store, another open file) is refused, and
+	// the lock file stays as it was.
 	other, err := Open(filepath.Dir(s.Dir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = other.Lock(me)
-	var le *LockedError
-	if !errors.As(err, &le) {
-		t.Fatalf("second Lock error = %v, want *LockedError", err)
+	assertLocked(t, err, me, lockPath(s))
+	if after, _ := os.ReadFile(lockPath(s)); string(after) != string(b) {
+		t.Errorf("refused Lock changed the lock file: %q", after)
 	}
-	if le.PID != me || le.Path != lockPath(s) || le.Host != "" {
-		t.Errorf("LockedError = %+v", le)
-	}
-	msg := err.Error()
-	for _, want := range []string{"another ralph run (pid " + strconv.Itoa(me) + ")", "rm " + lockPath(s)} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
-		}
-	}
+	assertNoTempFiles(t, s)
 
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(lockPath(s)); !os.IsNotExist(err) {
-		t.Errorf("lock still there after release: %v", err)
-	}
+	assertNoLockFile(t, s)
 	if err := release(); err != nil {
 		t.Errorf("second release: %v", err)
 	}
@@ -108,131 +229,149 @@ func TestLockAcquireRefuseRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = release()
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
 }
 
-func TestLockReleaseKeepsOthersLock(t *testing.T) {
+// TestLockHeldByAnotherProcess: a live holder refuses, and once it has
+// released, the lock can be taken again.
+func TestLockHeldByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	s := openTemp(t)
+	h := startHolder(t, filepath.Dir(s.Dir()), false)
+	_, err := s.Lock(os.Getpid())
+	assertLocked(t, err, h.cmd.Process.Pid, lockPath(s))
+
+	_ = h.stdin.Close()
+	if err := h.cmd.Wait(); err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	assertNoLockFile(t, s)
+	release, err := s.Lock(os.Getpid())
+	if err != nil {
+		t.Fatalf("Lock after the holder released: %v", err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockDeadHolder: a holder killed with SIGKILL leaves its lock file
+// but no lock, even though the child it started (an agent, say) lives
+// on: the descriptor is not inherited.
+func TestLockDeadHolder(t *testing.T) {
+	t.Parallel()
+	s := openTemp(t)
+	h := startHolder(t, filepath.Dir(s.Dir()), true)
+	dead := h.cmd.Process.Pid
+	if err := h.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.cmd.Wait()
+	if err := syscall.Kill(h.child, 0); err != nil {
+		t.Fatalf("the holder's child is gone too (%v): the test proves nothing", err)
+	}
+	if got := lockInfoOf(t, s).PID; got != dead {
+		t.Fatalf("lock file names pid %d, want the dead holder %d", got, dead)
+	}
+
+	me := os.Getpid()
+	release, err := s.Lock(me)
+	if err != nil {
+		t.Fatalf("Lock after the holder died: %v", err)
+	}
+	if got := lockInfoOf(t, s).PID; got != me {
+		t.Errorf("lock file names pid %d, want %d", got, me)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoLockFile(t, s)
+	assertNoTempFiles(t, s)
+}
+
+// TestLockLeftFile: a lock file nobody holds, whatever it says, is no
+// lock.
+func TestLockLeftFile(t *testing.T) {
+	t.Parallel()
+	for name, content := range map[string]string{
+		"dead run": "2147483646\nhost=" + hostname(t) + "\nstarted=2026-11-21T07:20:12Z\n",
+		"empty":    "",
+		"garbage":  "garbage\x00\xff\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := openTemp(t)
+			writeLock(t, s, content)
+			me := os.Getpid()
+			release, err := s.Lock(me)
+			if err != nil {
+				t.Fatalf("Lock over a left lock file: %v", err)
+			}
+			if got := lockInfoOf(t, s).PID; got != me {
+				t.Errorf("lock holds pid %d, want %d", got, me)
+			}
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+			assertNoLockFile(t, s)
+			assertNoTempFiles(t, s)
+		})
+	}
+}
+
+// TestLockReleaseKeepsReplacedFile: release removes only its own file
+// (someone removed ours by hand and another run started).
+func TestLockReleaseKeepsReplacedFile(t *testing.T) {
 	t.Parallel()
 	s := openTemp(t)
 	release, err := s.Lock(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Someone decided we were dead and took over.
+	if err := os.Remove(lockPath(s)); err != nil {
+		t.Fatal(err)
+	}
 	theirs := "1\nhost=" + hostname(t) + "\n"
 	writeLock(t, s, theirs)
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(lockPath(s)); string(b) != theirs {
-		t.Errorf("release touched another run's lock: %q", b)
+		t.Errorf("release touched another run's lock file: %q", b)
 	}
 }
 
-func TestLockHeld(t *testing.T) {
+// TestLockWithoutHardLinks: where the file system has no hard links the
+// lock file is created in place, and locks all the same.
+func TestLockWithoutHardLinks(t *testing.T) {
 	t.Parallel()
-	host := hostname(t)
-	tests := []struct {
-		name     string
-		content  string
-		wantPID  int
-		wantHost string
-	}{
-		// pid 1 always exists; kill(1, 0) is nil as root and EPERM
-		// otherwise, alive both ways.
-		{"live process", "1\nhost=" + host + "\n", 1, ""},
-		{"pid only", "1\n", 1, ""},
-		// A pid on another host cannot be checked: never steal it.
-		{"other host", strconv.Itoa(deadPID(t)) + "\nhost=elsewhere.example\n", deadPID(t), "elsewhere.example"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			s := openTemp(t)
-			writeLock(t, s, tt.content)
-			_, err := s.Lock(os.Getpid())
-			var le *LockedError
-			if !errors.As(err, &le) {
-				t.Fatalf("Lock error = %v, want *LockedError", err)
-			}
-			if le.PID != tt.wantPID || le.Host != tt.wantHost {
-				t.Errorf("LockedError = %+v, want pid %d host %q", le, tt.wantPID, tt.wantHost)
-			}
-			if tt.wantHost != "" && !strings.Contains(err.Error(), "on host "+tt.wantHost) {
-				t.Errorf("message %q does not name the host", err)
-			}
-			if b, _ := os.ReadFile(lockPath(s)); string(b) != tt.content {
-				t.Errorf("refused Lock changed the lock file: %q", b)
-			}
-		})
-	}
-}
-
-func TestLockTakeOverStale(t *testing.T) {
-	t.Parallel()
-	host := hostname(t)
+	s := openTemp(t)
 	me := os.Getpid()
-	tests := []struct {
-		name    string
-		content string
-		skip    string
-	}{
-		{"dead pid", strconv.Itoa(deadPID(t)) + "\nhost=" + host + "\nstarted=2026-11-21T07:20:12Z\n", ""},
-		// Our own pid but another start time: the pid was reused (a
-		// restarted container where ralph is pid 1 again).
-		{"reused pid", strconv.Itoa(me) + "\nhost=" + host + "\nproc_start=1\n", "proc"},
-		{"before reboot", "1\nhost=" + host + "\nboot=not-this-boot\n", "boot"},
-		{"empty", "", ""},
-		{"garbage", "garbage\x00\xff\n", ""},
-		{"zero pid", "0\n", ""},
-		{"negative pid", "-1\n", ""},
+	noLinks := func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
+	f, err := s.tryLock(lockPath(s), lockInfo{PID: me, Started: "now"}.bytes(), noLinks)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if _, ok := procStart(me); tt.skip == "proc" && !ok {
-				t.Skip("no /proc")
-			}
-			if tt.skip == "boot" && bootID() == "" {
-				t.Skip("no boot id")
-			}
-			s := openTemp(t)
-			writeLock(t, s, tt.content)
-			release, err := s.Lock(me)
-			if err != nil {
-				t.Fatalf("Lock over a stale lock: %v", err)
-			}
-			if got := lockPID(t, s); got != me {
-				t.Errorf("lock holds pid %d, want %d", got, me)
-			}
-			if err := release(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(lockPath(s)); !os.IsNotExist(err) {
-				t.Errorf("lock still there after release: %v", err)
-			}
-			assertNoTempFiles(t, s)
-		})
+	if got := lockInfoOf(t, s).PID; got != me {
+		t.Errorf("lock holds pid %d, want %d", got, me)
 	}
+	_, err = s.Lock(me)
+	assertLocked(t, err, me, lockPath(s))
+	if err := unlock(lockPath(s), f); err != nil {
+		t.Fatal(err)
+	}
+	assertNoLockFile(t, s)
+	assertNoTempFiles(t, s)
 }
 
-func assertNoTempFiles(t *testing.T, s *Store) {
-	t.Helper()
-	entries, _ := os.ReadDir(s.Dir())
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			t.Errorf("temporary file left in .ralph: %s", e.Name())
-		}
-	}
-}
-
-// TestLockConcurrent races many starters, each with its own Store as
-// separate processes would have, for a free lock and for a stale one:
+// TestLockConcurrent races starters, each with its own Store as separate
+// processes would have, for a free lock and over a left lock file:
 // exactly one may win.
 func TestLockConcurrent(t *testing.T) {
 	t.Parallel()
-	stale := strconv.Itoa(deadPID(t)) + "\nhost=" + hostname(t) + "\n"
-	for _, start := range []string{"free", "stale", "garbage"} {
+	for _, start := range []string{"free", "left", "garbage"} {
 		t.Run(start, func(t *testing.T) {
 			t.Parallel()
 			for range 20 {
@@ -242,8 +381,8 @@ func TestLockConcurrent(t *testing.T) {
 					t.Fatal(err)
 				}
 				switch start {
-				case "stale":
-					writeLock(t, first, stale)
+				case "left":
+					writeLock(t, first, "2147483646\n")
 				case "garbage":
 					writeLock(t, first, "?")
 				}
@@ -251,7 +390,7 @@ func TestLockConcurrent(t *testing.T) {
 				var (
 					wg       sync.WaitGroup
 					mu       sync.Mutex
-					wins     int
+					releases []func() error
 					refusals int
 					others   []error
 				)
@@ -264,13 +403,13 @@ func TestLockConcurrent(t *testing.T) {
 							return
 						}
 						<-ready
-						_, err = s.Lock(os.Getpid())
+						release, err := s.Lock(os.Getpid())
 						mu.Lock()
 						defer mu.Unlock()
 						var le *LockedError
 						switch {
 						case err == nil:
-							wins++
+							releases = append(releases, release)
 						case errors.As(err, &le):
 							refusals++
 						default:
@@ -280,9 +419,16 @@ func TestLockConcurrent(t *testing.T) {
 				}
 				close(ready)
 				wg.Wait()
-				if wins != 1 || refusals != n-1 || len(others) > 0 {
-					t.Fatalf("%d starters: %d won, %d refused, other errors %v", n, wins, refusals, others)
+				if len(releases) != 1 || refusals != n-1 || len(others) > 0 {
+					t.Fatalf("%d starters: %d won, %d refused, other errors %v", n, len(releases), refusals, others)
 				}
+				if got := lockInfoOf(t, first).PID; got != os.Getpid() {
+					t.Errorf("lock holds pid %d, want the winner's %d", got, os.Getpid())
+				}
+				if err := releases[0](); err != nil {
+					t.Fatal(err)
+				}
+				assertNoLockFile(t, first)
 				assertNoTempFiles(t, first)
 			}
 		})

@@ -1,9 +1,15 @@
-// Package state owns what ralph remembers between iterations and runs, all
-// under .ralph/: state.json, history.jsonl, per-iteration transcripts and
-// the lock that keeps one run per project.
+// Package state owns a run's bookkeeping: what ralph remembers between
+// iterations and runs, all under .ralph/ (state.json, history.jsonl,
+// per-iteration transcripts, the lock that keeps one run per project, and
+// what the last run left: last-branch, last-plan/, last-tree), and what it
+// keeps beside the plan in the project (the progress log's name, the
+// archive of earlier runs, the .ralph/ line in .gitignore). It also holds
+// the dirty-tree policy (dirty.go): which uncommitted changes are ralph's
+// own.
 //
-// Writes are atomic (state.json) or append-only with whole lines
-// (history.jsonl). It never runs agents and never prints.
+// Writes are atomic (temporary file and rename) or append-only with whole
+// lines (history.jsonl). It never runs agents or version control (the
+// caller hands it a Tree) and never prints.
 package state
 
 import "time"

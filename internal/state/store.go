@@ -17,14 +17,6 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// File names inside Dir.
-const (
-	StateFile   = "state.json"
-	HistoryFile = "history.jsonl"
-	LockFile    = "lock"
-	RunsDir     = "runs"
-)
-
 // Store is a project's .ralph directory. Its methods are safe for concurrent
 // use by the goroutines of one process; the lock keeps other processes out.
 type Store struct {
@@ -107,11 +99,9 @@ func (s *Store) SaveState(st State) error {
 	return nil
 }
 
-// IterationFiles returns where iteration's transcript goes:
-// .ralph/runs/<runID>/iter-NNN.prompt.md for the exact prompt and
-// iter-NNN.out for the raw agent output (NNN has three digits, more from
-// 1000 on). It creates the run directory; the files are the caller's to
-// write.
+// IterationFiles returns where iteration's transcript goes (see
+// TranscriptFiles) and creates the run directory; the files are the
+// caller's to write.
 func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath string, err error) {
 	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
 		return "", "", fmt.Errorf("transcript: invalid run id %q", runID)
@@ -119,12 +109,11 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 	if iteration < 0 {
 		return "", "", fmt.Errorf("transcript: invalid iteration %d", iteration)
 	}
-	dir := filepath.Join(s.dir, RunsDir, runID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	promptPath, outPath = TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
-	base := filepath.Join(dir, fmt.Sprintf("iter-%03d", iteration))
-	return base + ".prompt.md", base + ".out", nil
+	return promptPath, outPath, nil
 }
 
 // syncDir fsyncs a directory so that entries created, renamed or removed in
