@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 // way and there is nothing stale to take over. The descriptor is opened
 // close-on-exec (as Go opens every file), so an agent the run started, if
 // it outlives the run, does not keep the lock. The file's content only
-// says who holds it.
+// says who holds it; an empty file is a free lock.
 
 // LockedError says another ralph run holds the project's lock.
 type LockedError struct {
@@ -103,150 +102,67 @@ func parseLock(data []byte) (l lockInfo, ok bool) {
 	return l, true
 }
 
-// errMoved means the file a starter locked is no longer the one at the
-// lock's path (its holder released it, or another starter replaced it):
-// look again.
-var errMoved = errors.New("lock file replaced")
-
 // Lock takes the project's lock for the ralph run with process id pid and
 // returns the function that releases it; calling that again does nothing.
 // If another run holds the lock, Lock returns a *LockedError.
 //
-// The lock file appears whole: it is written and flocked under a
-// temporary name, then hard-linked to .ralph/lock (which fails if a lock
-// file exists) or, when the file there is locked by nobody (its run is
-// gone), renamed over it while holding that file's flock, so that of
-// several starters exactly one replaces it. A starter that locked a file
-// that is no longer at the path looks again. Release removes the file
-// while still holding its flock.
+// .ralph/lock is opened (created the first time) and never removed or
+// replaced: a lock file that could be unlinked while a starter waits on it
+// would let two runs hold locks on two different files. Whoever gets the
+// flock writes its pid and start time into the file; a refused starter
+// reads them for its message. The holder's content is written just after
+// it takes the flock, so a starter that looks in that instant reports a
+// holder without a pid, nothing worse. Release empties the file, then
+// closes it, which drops the flock.
 func (s *Store) Lock(pid int) (release func() error, err error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("lock: invalid pid %d", pid)
 	}
 	path := s.path(LockFile)
-	host, _ := os.Hostname()
-	mine := lockInfo{PID: pid, Host: host, Started: time.Now().UTC().Format(time.RFC3339)}.bytes()
-	for range 100 {
-		f, err := s.tryLock(path, mine, os.Link)
-		if errors.Is(err, errMoved) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var once sync.Once
-		var rerr error
-		return func() error {
-			once.Do(func() { rerr = unlock(path, f) })
-			return rerr
-		}, nil
-	}
-	return nil, fmt.Errorf("lock: %s keeps changing; is another ralph run starting?", path)
-}
-
-// tryLock makes one attempt at the lock; it returns the held descriptor.
-// link is os.Link but in tests.
-func (s *Store) tryLock(path string, content []byte, link func(oldname, newname string) error) (*os.File, error) {
-	mine, err := os.CreateTemp(s.dir, ".lock-*")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	// Once linked or renamed, the temporary name is no longer needed.
-	defer os.Remove(mine.Name())
-	held := false
-	defer func() {
-		if !held {
-			_ = mine.Close()
+	if err := flock(f); err != nil {
+		defer f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-	}()
-	if _, err := mine.Write(content); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	// Nobody else knows this file yet: this cannot fail for contention.
-	if err := flock(mine); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-
-	cur, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		err := link(mine.Name(), path)
-		switch {
-		case err == nil:
-			held = true
-			return mine, nil
-		case errors.Is(err, fs.ErrExist):
-			return nil, errMoved
-		}
-		return createLock(path, content) // a file system without hard links
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	defer cur.Close() // after the rename below: releases the old file's flock
-	if err := flock(cur); errors.Is(err, syscall.EWOULDBLOCK) {
-		data, _ := io.ReadAll(cur)
-		if !at(cur, path) {
-			return nil, errMoved // replaced while we read it: read the new one
-		}
+		data, _ := io.ReadAll(f)
 		l, _ := parseLock(data)
 		le := &LockedError{PID: l.PID, Path: path, Started: l.Started}
 		if host, _ := os.Hostname(); l.Host != host {
 			le.Host = l.Host
 		}
 		return nil, le
-	} else if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
 	}
-	// Nobody holds the file there: its run is gone, or releasing it.
-	if !at(cur, path) {
-		return nil, errMoved
+	host, _ := os.Hostname()
+	mine := lockInfo{PID: pid, Host: host, Started: time.Now().UTC().Format(time.RFC3339)}.bytes()
+	if err := rewrite(f, mine); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := os.Rename(mine.Name(), path); err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	held = true
-	return mine, nil
+	var once sync.Once
+	var rerr error
+	return func() error {
+		once.Do(func() {
+			// Emptied first: a file naming a finished run would mislead
+			// whoever reads it by hand.
+			rerr = errors.Join(rewrite(f, nil), f.Close())
+			if rerr != nil {
+				rerr = fmt.Errorf("release lock %s: %w", path, rerr)
+			}
+		})
+		return rerr
+	}, nil
 }
 
-// createLock creates the lock file in place, for file systems without
-// hard links. A starter that opens it before its content is written
-// reports a holder without a pid.
-func createLock(path string, content []byte) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, errMoved
+// rewrite replaces f's content with b.
+func rewrite(f *os.File, b []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	if err := flock(f); err != nil && !errors.Is(err, syscall.EWOULDBLOCK) {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock: %w", err)
-	} else if err != nil || !at(f, path) {
-		// Another starter locked it first (and will replace it) or
-		// replaced it already.
-		_ = f.Close()
-		return nil, errMoved
-	}
-	if _, err := f.Write(content); err != nil {
-		return nil, errors.Join(fmt.Errorf("lock: %w", err), unlock(path, f))
-	}
-	return f, nil
-}
-
-// unlock removes the lock file, if it is still ours, and then closes its
-// descriptor, which releases the flock: a starter waiting on this file
-// finds it gone and creates a new one.
-func unlock(path string, f *os.File) error {
-	var err error
-	if at(f, path) {
-		if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = fmt.Errorf("release lock: %w", rerr)
-		}
-	}
-	if cerr := f.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("release lock: %w", cerr)
-	}
+	_, err := f.WriteAt(b, 0)
 	return err
 }
 
@@ -259,16 +175,6 @@ func flock(f *os.File) error {
 			return err
 		}
 	}
-}
-
-// at reports whether f is the file at path.
-func at(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
 }
 
 // OpenLocked opens the store of projectDir and takes its lock for this
