@@ -332,3 +332,29 @@ func TestReadmeExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCodeLayout: every package under internal/ has a row in the
+// README's code layout, and every package a row names exists.
+func TestReadmeCodeLayout(t *testing.T) {
+	t.Parallel()
+	entries, err := os.ReadDir(filepath.Join("..", "..", "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var have []string
+	for _, e := range entries {
+		if e.IsDir() {
+			have = append(have, "internal/"+e.Name())
+		}
+	}
+	var named []string
+	for _, row := range mdTable(t, readme(t), "## Code layout") {
+		for _, m := range regexp.MustCompile("`(internal/[a-z]+)`").FindAllStringSubmatch(row[0], -1) {
+			named = append(named, m[1])
+		}
+	}
+	slices.Sort(named)
+	if diff := cmp.Diff(have, named); diff != "" {
+		t.Errorf("README.md code layout vs internal/ (-packages +README):\n%s", diff)
+	}
+}
