@@ -183,7 +183,7 @@ func assertNoTempFiles(t *testing.T, s *Store) {
 	t.Helper()
 	entries, _ := os.ReadDir(s.Dir())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".gitignore" {
 			t.Errorf("temporary file left in .ralph: %s", e.Name())
 		}
 	}

@@ -39,6 +39,15 @@ func Open(projectDir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
+	// .ralph/ ignores itself, as soon as it exists: a run refused before
+	// it could add .ralph/ to the project's .gitignore (a detached HEAD,
+	// say) must not leave the tree dirty with its lock file.
+	self := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(self); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFile(self, []byte("# ralph's own files: never committed\n*\n")); err != nil {
+			return nil, fmt.Errorf("open state: %w", err)
+		}
+	}
 	return &Store{dir: dir}, nil
 }
 

@@ -113,7 +113,7 @@ func TestStateRoundTrip(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{"runs", "state.json"}, names); diff != "" {
+	if diff := cmp.Diff([]string{".gitignore", "runs", "state.json"}, names); diff != "" {
 		t.Errorf(".ralph entries (-want +got):\n%s", diff)
 	}
 }
