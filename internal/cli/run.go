@@ -213,11 +213,25 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	return err
 }
 
-// gates adapts the gate runner to the loop's Gate.
+// gates adapts the gate runner to the loop's Gate and CommandGate.
 type gates struct{ r *gate.Runner }
 
 func (g gates) Check(ctx context.Context, t task.Task) (bool, string, error) {
 	return g.r.Run(ctx, t.ID)
+}
+
+func (g gates) ProjectCommands() []string { return g.r.Commands }
+
+func (g gates) TaskCommands(t task.Task) []string {
+	if g.r.TaskCommands == nil {
+		return nil
+	}
+	return g.r.TaskCommands(t.ID)
+}
+
+func (g gates) RunCommand(ctx context.Context, command string) (loop.GateResult, error) {
+	res, err := g.r.RunCommand(ctx, command)
+	return loop.GateResult{ExitCode: res.ExitCode, Output: res.Output, Duration: res.Duration, TimedOut: res.TimedOut}, err
 }
 
 // chooseRenderer picks JSON, plain lines, or the TUI on a terminal, and
@@ -253,7 +267,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
 		Strategies: strategies, Commit: !cfg.NoCommit, CommitTemplate: cfg.CommitTemplate, StuckThreshold: cfg.Stuck,
-		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens),
+		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens), AllowFailingGates: cfg.AllowFailingGates,
 	}
 	if cfg.Prompt != "" {
 		path := cfg.Prompt
