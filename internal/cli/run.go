@@ -162,8 +162,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	lopts.Once = opts.Once
 
+	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation}
+	if len(cfg.Gates.Commands) == 0 {
+		// Only worth a look when the config names no gate.
+		gv.found = detectChecks(opts.f, dir)
+	}
 	if opts.Dry {
-		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan})
+		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv)
 	}
 
 	store, release, err := state.OpenLocked(dir)
@@ -204,6 +209,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
 	deps.Emit = render.Handle
+	if msg := gv.warning(); msg != "" {
+		render.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+	}
 	err = pre.run(ctx, lopts, deps)
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
@@ -284,7 +292,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 }
 
 // dryRun prints what the next iteration would run, and runs nothing.
-func dryRun(f *Factory, opts loop.Options, deps loop.Deps) error {
+func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates) error {
 	pv, err := loop.Preview(opts, deps)
 	if err != nil {
 		return err
@@ -310,6 +318,7 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps) error {
 	for _, kv := range pv.Invocation.EnvSet {
 		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
 	}
+	gates.dryRun(w)
 	fmt.Fprintln(w, "# prompt:")
 	_, err = fmt.Fprintln(w, pv.Prompt)
 	return err
