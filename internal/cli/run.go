@@ -42,6 +42,10 @@ happened and records it in .ralph/history.jsonl.
 PLAN defaults to the tasks key of ralph.toml, then the first of prd.json,
 tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
 
+Before the first agent call the [gates] commands run once on the starting
+tree: one that already fails stops the run (exit 1), unless
+--allow-failing-gates makes it advisory for the run.
+
 Every flag but --once, --dry-run, --no-tui and --json is also a key of
 ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
 

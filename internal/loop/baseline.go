@@ -211,7 +211,7 @@ func (g *checkedGate) Check(ctx context.Context, t task.Task) (bool, string, err
 			passed = append(passed, c)
 		case g.mem.advisory[c]:
 			advisory = append(advisory, FailedGate{Command: c, Result: res})
-			g.r.warn("advisory gate %s; not rejecting %s (--allow-failing-gates)", failedLine(c, res), t.ID)
+			g.r.warn("the advisory gate `%s` failed (%s); %s is not rejected for it (--allow-failing-gates)", c, howFailed(res), t.ID)
 		default:
 			// The first line is the iteration's error; the failing
 			// command's output comes last, where a tail keeps it.
@@ -269,10 +269,14 @@ func (g *checkedGate) key(ctx context.Context, command string) (gateKey, bool) {
 
 // failedLine is the one line that says how a gate command failed.
 func failedLine(command string, res GateResult) string {
+	return fmt.Sprintf("gate failed: `%s` %s", command, howFailed(res))
+}
+
+func howFailed(res GateResult) string {
 	if res.TimedOut {
-		return fmt.Sprintf("gate failed: `%s` timed out after %s", command, res.Duration.Round(time.Millisecond))
+		return "timed out after " + res.Duration.Round(time.Millisecond).String()
 	}
-	return fmt.Sprintf("gate failed: `%s` exited %d after %s", command, res.ExitCode, res.Duration.Round(time.Millisecond))
+	return fmt.Sprintf("exited %d after %s", res.ExitCode, res.Duration.Round(time.Millisecond))
 }
 
 // lastLines are the last n lines of s, trailing newlines aside.
