@@ -196,6 +196,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation }}}
 	}
 	deps.Repo = pre.repoDep()
+	lopts.SkipBaseline = pre.leftover
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
 	if err != nil {
 		return err

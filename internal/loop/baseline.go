@@ -105,8 +105,10 @@ type gateMemory struct {
 	// advisory is written by the baseline, before any worker starts, and
 	// only read afterwards.
 	advisory map[string]bool
-	mu       sync.Mutex
-	results  map[gateKey]GateResult
+	// skipped: the baseline did not run (Options.SkipBaseline).
+	skipped bool
+	mu      sync.Mutex
+	results map[gateKey]GateResult
 }
 
 // gateKey is one command on one tree in one directory (a worktree of
@@ -128,6 +130,10 @@ func (r *runner) baseline(ctx context.Context) error {
 	r.deps.Gate = g
 	if _, ok := r.next(); !ok {
 		return nil // no agent will run: nothing to protect
+	}
+	if r.opts.SkipBaseline {
+		r.gates.skipped = true
+		return nil
 	}
 	var failed []FailedGate
 	for _, c := range g.gates.ProjectCommands() {
@@ -158,6 +164,9 @@ func (r *runner) baseline(ctx context.Context) error {
 // gatesNote is what the run's header says about its gates: the advisory
 // ones, which a reader must not mistake for checks that hold.
 func (r *runner) gatesNote() string {
+	if r.gates != nil && r.gates.skipped {
+		return " · gates not checked before the first agent call: the tree holds the last run's unfinished work"
+	}
 	if len(r.st.AdvisoryGates) == 0 {
 		return ""
 	}

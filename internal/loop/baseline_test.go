@@ -243,3 +243,24 @@ func TestPlainGateHasNoBaseline(t *testing.T) {
 		t.Errorf("Check called %d times", f.gate.calls)
 	}
 }
+
+// A tree that holds an earlier run's unfinished work is not judged: its
+// gates may well fail until the task is done.
+func TestSkipBaseline(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.opts.SkipBaseline = true
+	f.repo = &memRepo{}
+	f.agent.before = func(int) { f.repo.tree++ }
+	g := &cmdGate{project: []string{"go test ./..."}, repo: f.repo, fails: func(_ string, tree int) bool { return tree == 0 }}
+	events, err := gateRun(context.Background(), t, f, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"go test ./...@1"}, g.runs); diff != "" {
+		t.Errorf("gate runs (-want +got):\n%s", diff)
+	}
+	if started := eventsOf(events, EventRunStarted); len(started) != 1 || !strings.Contains(started[0], "gates not checked before the first agent call") {
+		t.Errorf("run header: %q", started)
+	}
+}

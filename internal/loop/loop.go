@@ -48,6 +48,9 @@ type Options struct {
 	// AllowFailingGates makes the gates that fail on the starting tree
 	// advisory for the run, instead of stopping it (baseline.go).
 	AllowFailingGates bool
+	// SkipBaseline leaves the starting tree unchecked: it holds an
+	// earlier run's unfinished work, which its gates need not pass.
+	SkipBaseline bool
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string
