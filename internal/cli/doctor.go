@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,8 +30,10 @@ type doctorOptions struct {
 
 const doctorLong = `Check that a run can start: the configured agent is installed, answers
 --version and looks logged in; git is there and the project is a repository;
-ralph.toml is valid; the plan is found and parses. Nothing is sent to a
-model.
+ralph.toml is valid; the plan is found and parses. It also lists the
+quality gates and the project's own checks (go test, npm test, pytest,
+make test, ...), each with whether ralph.toml enables it. Nothing is sent
+to a model.
 
 Each problem comes with its fix. The exit code is 1 when something the run
 needs is missing or broken (the agent's executable, the config, the plan);
@@ -113,6 +116,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	} else {
 		r.add("plan", "plan", checkWarn, "not checked: the config is invalid", "fix the config first")
 	}
+	doctorGates(&r, opts.f, dir, cfg)
 
 	r.OK = true
 	for _, c := range r.Checks {
@@ -268,6 +272,41 @@ func doctorPlan(r *doctorReport, dir, configured string) {
 		tasks = "1 task"
 	}
 	r.add("plan", "plan", checkOK, fmt.Sprintf("%s: %s, %d open (%s format)", rel, tasks, p.Open(), p.Format), "")
+}
+
+// doctorGates lists the quality gates a run would use and the project's
+// own checks (gate.Detect), each with whether the config enables it. A
+// check found but not enabled is a warning: tasks are accepted without
+// it.
+func doctorGates(r *doctorReport, f *Factory, dir string, cfg config.Config) {
+	const section = "gates"
+	var validation []string
+	if plan, err := openPlan(dir, cfg.Tasks); err == nil {
+		validation = plan.Plan().Validation
+	}
+	switch {
+	case len(cfg.Gates.Commands) > 0:
+		r.add(section, "commands", checkOK, "[gates] commands: `"+strings.Join(cfg.Gates.Commands, "`, `")+"`", "")
+	case len(validation) == 0:
+		r.add(section, "commands", checkOK, "none configured: a task is done when the agent says so", "")
+	}
+	if len(validation) > 0 {
+		r.add(section, "validation", checkOK, "the plan's Validation Commands run for each task: `"+strings.Join(validation, "`, `")+"`", "")
+	}
+	checks := detectChecks(f, dir)
+	off, inPlan := unconfigured(checks, cfg.Gates.Commands, validation)
+	for _, c := range checks {
+		found := fmt.Sprintf("`%s` (%s)", c.Command, c.Why)
+		switch {
+		case slices.Contains(off, c):
+			r.add(section, c.Name, checkWarn, found+": found, not enabled",
+				fmt.Sprintf("add %q to [gates] commands in ralph.toml", c.Command))
+		case slices.Contains(inPlan, c):
+			r.add(section, c.Name, checkOK, found+": one of the plan's Validation Commands", "")
+		default:
+			r.add(section, c.Name, checkOK, found+": enabled", "")
+		}
+	}
 }
 
 func printDoctor(w io.Writer, r doctorReport) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -40,7 +41,11 @@ func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
 }
 
 const initLong = `Create ralph.toml, a prompt template and an example plan in the
-format of the workflow you use:
+format of the workflow you use. The project's own checks (go vet and go
+test with a go.mod, package.json's test, lint and typecheck scripts, cargo
+test, pytest, ruff, Makefile targets test, check and lint, Gradle, Maven)
+are written into ralph.toml as its quality gates, each with the file that
+revealed it: a task is accepted only once they pass.
 
   prd        prd.json (snarktank/ralph, ralph-tui); the default
   tasks      ral's files: tasks.json, plan.md (the project's details),
@@ -93,6 +98,12 @@ func runInit(opts *initOptions) error {
 	if err != nil {
 		return err
 	}
+	checks := detectChecks(opts.f, dir)
+	for i := range files {
+		if files[i].name == "ralph.toml" {
+			files[i].body = withGates(files[i].body, checks)
+		}
+	}
 	if !opts.Force {
 		var exist []string
 		for _, f := range files {
@@ -110,6 +121,11 @@ func runInit(opts *initOptions) error {
 			return err
 		}
 		fmt.Fprintf(opts.f.IO.Out, "wrote %s\n", f.name)
+		if f.name == "ralph.toml" {
+			for _, c := range checks {
+				fmt.Fprintf(opts.f.IO.Out, "  gate: %s (%s)\n", c.Command, c.Why)
+			}
+		}
 	}
 	if changed, err := state.EnsureGitignore(dir); err != nil {
 		return err
@@ -132,6 +148,13 @@ func configTemplate() string {
 	fmt.Fprintf(&b, "# Use your own prompt template (see %s):\n# prompt = %q\n\n", promptFileName, promptFileName)
 	b.WriteString("# Per-agent overrides:\n# [agents.claude]\n# extra-args = [\"--max-turns\", \"50\"]\n# env = { CLAUDE_CODE_MAX_OUTPUT_TOKENS = \"32000\" }\n")
 	return b.String()
+}
+
+// withGates writes the project's checks into the config template as its
+// gates, where the template has gates.commands commented out.
+func withGates(cfg string, checks []gate.Check) string {
+	const line = "# gates.commands = []"
+	return strings.Replace(cfg, line, gatesBlock(checks), 1)
 }
 
 // initFile is one file `ralph init` writes.

@@ -24,6 +24,8 @@ type session struct {
 	store    *state.Store
 	plan     *task.File
 	parallel int
+	// leftover: the working tree holds the changes the last run left.
+	leftover bool
 }
 
 // prerun gets the project ready before the loop starts, and refuses to
@@ -86,6 +88,7 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 		if leftover {
 			fmt.Fprintln(s.f.IO.ErrOut, "ralph: going on with the uncommitted changes the last run left")
 		}
+		s.leftover = leftover
 	}
 	if branch != "" {
 		return s.switchBranch(ctx, from, branch)

@@ -42,6 +42,10 @@ happened and records it in .ralph/history.jsonl.
 PLAN defaults to the tasks key of ralph.toml, then the first of prd.json,
 tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
 
+Before the first agent call the [gates] commands run once on the starting
+tree: one that already fails stops the run (exit 1), unless
+--allow-failing-gates makes it advisory for the run.
+
 Every flag but --once, --dry-run, --no-tui and --json is also a key of
 ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
 
@@ -162,8 +166,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	lopts.Once = opts.Once
 
+	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation}
+	if len(cfg.Gates.Commands) == 0 {
+		// Only worth a look when the config names no gate.
+		gv.found = detectChecks(opts.f, dir)
+	}
 	if opts.Dry {
-		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan})
+		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv)
 	}
 
 	store, release, err := state.OpenLocked(dir)
@@ -187,6 +196,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation }}}
 	}
 	deps.Repo = pre.repoDep()
+	lopts.SkipBaseline = pre.leftover
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
 	if err != nil {
 		return err
@@ -204,6 +214,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
 	deps.Emit = render.Handle
+	if msg := gv.warning(); msg != "" {
+		render.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+	}
 	err = pre.run(ctx, lopts, deps)
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
@@ -213,11 +226,25 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	return err
 }
 
-// gates adapts the gate runner to the loop's Gate.
+// gates adapts the gate runner to the loop's Gate and CommandGate.
 type gates struct{ r *gate.Runner }
 
 func (g gates) Check(ctx context.Context, t task.Task) (bool, string, error) {
 	return g.r.Run(ctx, t.ID)
+}
+
+func (g gates) ProjectCommands() []string { return g.r.Commands }
+
+func (g gates) TaskCommands(t task.Task) []string {
+	if g.r.TaskCommands == nil {
+		return nil
+	}
+	return g.r.TaskCommands(t.ID)
+}
+
+func (g gates) RunCommand(ctx context.Context, command string) (loop.GateResult, error) {
+	res, err := g.r.RunCommand(ctx, command)
+	return loop.GateResult{ExitCode: res.ExitCode, Output: res.Output, Duration: res.Duration, TimedOut: res.TimedOut}, err
 }
 
 // chooseRenderer picks JSON, plain lines, or the TUI on a terminal, and
@@ -253,7 +280,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
 		Strategies: strategies, Commit: !cfg.NoCommit, CommitTemplate: cfg.CommitTemplate, StuckThreshold: cfg.Stuck,
-		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens),
+		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens), AllowFailingGates: cfg.AllowFailingGates,
 	}
 	if cfg.Prompt != "" {
 		path := cfg.Prompt
@@ -270,7 +297,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 }
 
 // dryRun prints what the next iteration would run, and runs nothing.
-func dryRun(f *Factory, opts loop.Options, deps loop.Deps) error {
+func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates) error {
 	pv, err := loop.Preview(opts, deps)
 	if err != nil {
 		return err
@@ -296,6 +323,7 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps) error {
 	for _, kv := range pv.Invocation.EnvSet {
 		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
 	}
+	gates.dryRun(w)
 	fmt.Fprintln(w, "# prompt:")
 	_, err = fmt.Fprintln(w, pv.Prompt)
 	return err

@@ -45,6 +45,9 @@ type Config struct {
 	// AllowDirty lets a run start on a working tree with changes that are
 	// not ralph's own (they end up in its commits).
 	AllowDirty bool `toml:"allow-dirty"`
+	// AllowFailingGates makes the gates that fail on the starting tree
+	// advisory for the run instead of stopping it.
+	AllowFailingGates bool `toml:"allow-failing-gates"`
 	// Notify is where the run's milestones are announced.
 	Notify Notify `toml:"notify"`
 }

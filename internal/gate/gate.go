@@ -1,10 +1,13 @@
 // Package gate runs the quality checks a task must pass before ralph
 // accepts it: the project's `[gates] commands` and a task's own validation
-// commands, each through the shell in the project directory.
+// commands, each through the shell in the project directory. It also finds
+// the checks a project already has (detect.go), for `ralph init` to write
+// as gates and for `ralph doctor` and `ralph run` to point out.
 //
 // It owns nothing but running commands (through proc, like every child
-// ralph starts) and keeping a bounded tail of what they printed; deciding
-// what a failure means is the loop's business.
+// ralph starts), keeping a bounded tail of what they printed, and reading
+// project files to find checks; deciding what a failure means (when a
+// gate is advisory, when a result can be reused) is the loop's business.
 package gate
 
 import (
@@ -35,10 +38,13 @@ type Runner struct {
 
 // Result is what one command did.
 type Result struct {
-	Command  string
+	Command string
+	// ExitCode is -1 when the command was killed (a timeout, a signal).
 	ExitCode int
 	Output   string
 	Duration time.Duration
+	// TimedOut: the gate's timeout killed it.
+	TimedOut bool
 }
 
 // Run runs the gate commands for a task. ok is false when a command failed;
@@ -51,7 +57,7 @@ func (r *Runner) Run(ctx context.Context, taskID string) (ok bool, output string
 	}
 	var passed []string
 	for _, c := range cmds {
-		res, err := r.run(ctx, c)
+		res, err := r.RunCommand(ctx, c)
 		if err != nil {
 			return false, "", err
 		}
@@ -64,7 +70,10 @@ func (r *Runner) Run(ctx context.Context, taskID string) (ok bool, output string
 	return true, "gates passed: " + strings.Join(passed, "; "), nil
 }
 
-func (r *Runner) run(ctx context.Context, command string) (Result, error) {
+// RunCommand runs one command in the runner's directory, with its
+// environment and timeout. err is for a command that could not be run at
+// all; a failing or timed-out one is a Result with its exit code.
+func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -80,7 +89,7 @@ func (r *Runner) run(ctx context.Context, command string) (Result, error) {
 	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		res.ExitCode = -1
+		res.ExitCode, res.TimedOut = -1, true
 		res.Output += fmt.Sprintf("\n(timed out after %s)", r.Timeout)
 	case err != nil:
 		return res, fmt.Errorf("gate %q: %w", command, err)

@@ -45,6 +45,12 @@ type Options struct {
 	// errors ("" for the embedded default).
 	Prompt     string
 	PromptName string
+	// AllowFailingGates makes the gates that fail on the starting tree
+	// advisory for the run, instead of stopping it (baseline.go).
+	AllowFailingGates bool
+	// SkipBaseline leaves the starting tree unchecked: it holds an
+	// earlier run's unfinished work, which its gates need not pass.
+	SkipBaseline bool
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string
@@ -104,6 +110,8 @@ type runner struct {
 	limitWaits int
 	// skipped holds the tasks the user set aside for this run (control.go).
 	skipped map[string]bool
+	// gates is what the run's gates remember (baseline.go).
+	gates *gateMemory
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -166,15 +174,16 @@ func (r *runner) emit(e Event) {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	if err := r.start(); err != nil {
+	if err := r.start(ctx); err != nil {
 		return err
 	}
 	err := r.iterate(ctx)
 	return r.finish(err)
 }
 
-// start loads what earlier runs left and records the new run.
-func (r *runner) start() error {
+// start loads what earlier runs left, checks the gates on the starting
+// tree, and records the new run.
+func (r *runner) start(ctx context.Context) error {
 	prev, err := r.deps.Store.LoadState()
 	if err != nil {
 		return err
@@ -200,8 +209,11 @@ func (r *runner) start() error {
 	if err := r.save(); err != nil {
 		return err
 	}
+	if err := r.baseline(ctx); err != nil {
+		return r.finish(err)
+	}
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
-		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership)})
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.gatesNote()})
 	return nil
 }
 
@@ -339,7 +351,7 @@ func (r *runner) finish(err error) error {
 		r.st.Message = err.Error()
 	default:
 		r.st.Status = state.StatusFailed
-		r.st.Message = err.Error()
+		r.st.Message = runMessage(err)
 	}
 	r.st.CurrentTask = ""
 	r.st.WaitingUntil = nil

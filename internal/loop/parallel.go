@@ -109,7 +109,7 @@ func RunParallel(ctx context.Context, opts Options, deps Deps, par Parallel) err
 	if p.relPlan, err = relTo(par.Root, deps.Plan.Plan().Path); err != nil {
 		return err
 	}
-	if err := r.start(); err != nil {
+	if err := r.start(ctx); err != nil {
 		return err
 	}
 	return r.finish(p.iterate(ctx))
@@ -343,6 +343,8 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 	for id, notes := range r.attempts {
 		w.attempts[id] = slices.Clone(notes)
 	}
+	w.gates = r.gates
+	gate.gate = w.checkedGate(gate.gate, tr.repo)
 	gate.w = w
 	return w, gate, nil
 }

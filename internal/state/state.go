@@ -93,6 +93,10 @@ type State struct {
 	Tasks        map[string]TaskState `json:"tasks"`
 	// Message says why the run ended, for status.
 	Message string `json:"message,omitempty"`
+	// AdvisoryGates are the gate commands that failed before any change
+	// and that --allow-failing-gates made advisory for this run: their
+	// failures do not reject a task.
+	AdvisoryGates []string `json:"advisory_gates,omitempty"`
 }
 
 // Add adds another run's (or worker's) totals.

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/gate"
+	"github.com/ralph-loop/ralph/internal/proc"
+)
+
+// The project's own checks, as init, doctor and run point them out: found
+// by gate.Detect, written by init as [gates] commands, and named by run
+// and doctor when the config leaves them out.
+
+// detectChecks finds the checks of the project in dir; clippy counts as
+// plausible when it is on the PATH.
+func detectChecks(f *Factory, dir string) []gate.Check {
+	env := f.Environ()
+	return gate.Detect(dir, gate.DetectOptions{OnPath: func(p string) bool {
+		_, err := proc.LookPath(p, dir, env)
+		return err == nil
+	}})
+}
+
+// tomlList is a TOML array of strings on one line.
+func tomlList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// gatesSnippet is what turns commands on in ralph.toml.
+func gatesSnippet(commands []string) string {
+	return "[gates] commands = " + tomlList(commands)
+}
+
+// checkList names checks for a line of text: `go test ./...` (go.mod), ...
+func checkList(checks []gate.Check) string {
+	s := make([]string, len(checks))
+	for i, c := range checks {
+		s[i] = fmt.Sprintf("`%s` (%s)", c.Command, c.Why)
+	}
+	return strings.Join(s, ", ")
+}
+
+// unconfigured splits the found checks into those that neither [gates]
+// nor the plan's Validation Commands run, and those the plan already
+// runs as every task's own gates.
+func unconfigured(checks []gate.Check, configured, validation []string) (off, inPlan []gate.Check) {
+	for _, c := range checks {
+		switch {
+		case slices.Contains(configured, c.Command):
+		case slices.Contains(validation, c.Command):
+			inPlan = append(inPlan, c)
+		default:
+			off = append(off, c)
+		}
+	}
+	return off, inPlan
+}
+
+// runGates are a run's gates as the command line shows them.
+type runGates struct {
+	configured []string // [gates] commands
+	validation []string // the plan's Validation Commands
+	// found are the project's own checks, looked for when no [gates]
+	// commands are configured.
+	found []gate.Check
+}
+
+// warning is what a run says once at its start about its gates; empty
+// when there is nothing to say.
+func (g runGates) warning() string {
+	if len(g.configured) > 0 {
+		return ""
+	}
+	return noGatesWarning(g.found, g.validation)
+}
+
+// dryRun lists, for --dry-run, the gates a task must pass and the
+// baseline they run on.
+func (g runGates) dryRun(w io.Writer) {
+	if len(g.configured)+len(g.validation) == 0 {
+		fmt.Fprintln(w, "# gates: none; a task is done when the agent says so")
+	} else {
+		fmt.Fprintln(w, "# gates, run before a task is accepted:")
+		for _, c := range g.configured {
+			fmt.Fprintf(w, "  %s  ([gates] commands)\n", c)
+		}
+		for _, c := range g.validation {
+			if !slices.Contains(g.configured, c) {
+				fmt.Fprintf(w, "  %s  (the plan's Validation Commands)\n", c)
+			}
+		}
+	}
+	if len(g.configured) > 0 {
+		fmt.Fprintln(w, "# baseline: the [gates] commands run once on the starting tree before the first agent call; "+
+			"one that fails stops the run (--allow-failing-gates makes it advisory)")
+	}
+	if off, _ := unconfigured(g.found, g.configured, g.validation); len(off) > 0 {
+		fmt.Fprintf(w, "# found in the project, not enabled: %s; to require them, add to ralph.toml: %s\n",
+			checkList(off), gatesSnippet(gate.Commands(off)))
+	}
+}
+
+// noGatesWarning is what a run without [gates] commands says once at its
+// start when the project has checks: which ones, and how to turn them on.
+// It is empty when there is nothing to point out.
+func noGatesWarning(checks []gate.Check, validation []string) string {
+	off, inPlan := unconfigured(checks, nil, validation)
+	if len(off) == 0 {
+		return ""
+	}
+	head := "no quality gates configured, so a task is done when the agent says so"
+	if len(validation) > 0 {
+		head = "no [gates] commands configured: only the plan's Validation Commands check a task"
+	}
+	msg := fmt.Sprintf("%s; found these checks in the project: %s", head, checkList(off))
+	if len(inPlan) > 0 {
+		msg += fmt.Sprintf(" (and %s, already one of the plan's Validation Commands)", checkList(inPlan))
+	}
+	return msg + fmt.Sprintf("; to require them, add to ralph.toml: %s", gatesSnippet(gate.Commands(off)))
+}
+
+// gatesBlock is what `ralph init` writes in place of the commented-out
+// gates.commands: the checks it found, one per line with where it found
+// it, under a comment that says what they do.
+func gatesBlock(checks []gate.Check) string {
+	if len(checks) == 0 {
+		return "# ralph init found no checks (tests, linters) in this project: add yours, or a task is\n" +
+			"# done when the agent says so.\n# gates.commands = []"
+	}
+	var b strings.Builder
+	b.WriteString("# ralph init found these checks in the project (each line says where): a task is\n" +
+		"# accepted only once they pass. Before the first agent call of a run they run once on\n" +
+		"# the starting tree, and one that already fails stops the run (fix it, or run with\n" +
+		"# --allow-failing-gates to make it advisory). Edit or remove them as you see fit.\n")
+	b.WriteString("gates.commands = [\n")
+	width := 0
+	for _, c := range checks {
+		width = max(width, len(strconv.Quote(c.Command)))
+	}
+	for _, c := range checks {
+		fmt.Fprintf(&b, "  %-*s # %s\n", width+1, strconv.Quote(c.Command)+",", c.Why)
+	}
+	b.WriteString("]")
+	return b.String()
+}

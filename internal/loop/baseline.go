@@ -1,0 +1,298 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// CommandGate is a Gate the loop can run one command at a time. With it
+// the loop checks the starting tree before any agent runs (the baseline),
+// makes gates that already fail there advisory when asked to, and reuses
+// a command's result while the tree it ran on is unchanged. A Gate without
+// it is only asked to Check.
+type CommandGate interface {
+	// ProjectCommands are the project's gates: run for every task, and
+	// once on the starting tree.
+	ProjectCommands() []string
+	// TaskCommands are t's own checks (a plan's Validation Commands), run
+	// after the project's; they describe work still to do, so the
+	// baseline leaves them out.
+	TaskCommands(t task.Task) []string
+	// RunCommand runs one command; err is for one that could not be run.
+	RunCommand(ctx context.Context, command string) (GateResult, error)
+}
+
+// GateResult is what one gate command did.
+type GateResult struct {
+	// ExitCode is -1 when the command was killed.
+	ExitCode int
+	// Output is the tail of what it printed.
+	Output   string
+	Duration time.Duration
+	// TimedOut: the gate's timeout killed it.
+	TimedOut bool
+}
+
+// TreeID identifies the content of a working tree, ralph's own .ralph/
+// excluded: a git tree id. Repo's Snapshot is one.
+type TreeID interface {
+	Snapshot(ctx context.Context) (string, error)
+}
+
+// BaselineError is the project's gates failing on the starting tree,
+// before any agent ran: the run stops before money is spent on work whose
+// gates could never pass.
+type BaselineError struct {
+	Failed []FailedGate
+}
+
+// FailedGate is a gate command that failed.
+type FailedGate struct {
+	Command string
+	Result  GateResult
+}
+
+// baselineTail is how many lines of a failing gate's output the error
+// shows: the verdict, not the whole log (the gate keeps a bounded tail).
+const baselineTail = 20
+
+// Summary is the error's first line: what failed and the fix.
+func (e *BaselineError) Summary() string {
+	cmds := make([]string, len(e.Failed))
+	for i, f := range e.Failed {
+		cmds[i] = "`" + f.Command + "`"
+	}
+	if len(cmds) == 1 {
+		return fmt.Sprintf("the gate %s fails before any change: fix it, or run with --allow-failing-gates "+
+			"to treat it as advisory for this run", cmds[0])
+	}
+	return fmt.Sprintf("the gates %s fail before any change: fix them, or run with --allow-failing-gates "+
+		"to treat them as advisory for this run", strings.Join(cmds, ", "))
+}
+
+func (e *BaselineError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Summary())
+	for _, f := range e.Failed {
+		fmt.Fprintf(&b, "\n%s:", failedLine(f.Command, f.Result))
+		for _, l := range lastLines(f.Result.Output, baselineTail) {
+			b.WriteString("\n    " + l)
+		}
+	}
+	return b.String()
+}
+
+// runMessage is how an error that ended a run reads in state.json and the
+// run's last event: one line where the error has a summary.
+func runMessage(err error) string {
+	var be *BaselineError
+	if errors.As(err, &be) {
+		return be.Summary()
+	}
+	return err.Error()
+}
+
+// gateMemory is what the gates of a run share, its workers included: the
+// commands made advisory by the baseline, and results by tree.
+type gateMemory struct {
+	// advisory is written by the baseline, before any worker starts, and
+	// only read afterwards.
+	advisory map[string]bool
+	// skipped: the baseline did not run (Options.SkipBaseline).
+	skipped bool
+	mu      sync.Mutex
+	results map[gateKey]GateResult
+}
+
+// gateKey is one command on one tree in one directory (a worktree of
+// --parallel runs its gates in its own).
+type gateKey struct{ dir, tree, command string }
+
+// baseline runs the project's gates on the starting tree, before the
+// first agent call. A gate that fails stops the run with a BaselineError,
+// unless --allow-failing-gates makes it advisory: recorded in state.json,
+// shown in the run's header, and its failures no longer reject a task.
+// It also puts the gates behind the run's memory of results
+// (checkedGate), so that an unchanged tree is not checked twice.
+func (r *runner) baseline(ctx context.Context) error {
+	r.gates = &gateMemory{advisory: map[string]bool{}, results: map[gateKey]GateResult{}}
+	g, ok := r.checkedGate(r.deps.Gate, r.deps.Repo).(*checkedGate)
+	if !ok {
+		return nil
+	}
+	r.deps.Gate = g
+	if _, ok := r.next(); !ok {
+		return nil // no agent will run: nothing to protect
+	}
+	if r.opts.SkipBaseline {
+		r.gates.skipped = true
+		return nil
+	}
+	var failed []FailedGate
+	for _, c := range g.gates.ProjectCommands() {
+		res, _, err := g.run(ctx, c)
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		if err != nil {
+			return fmt.Errorf("checking the gates before the first agent call: %w", err)
+		}
+		if res.ExitCode != 0 {
+			failed = append(failed, FailedGate{Command: c, Result: res})
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if !r.opts.AllowFailingGates {
+		return &BaselineError{Failed: failed}
+	}
+	for _, f := range failed {
+		r.gates.advisory[f.Command] = true
+		r.st.AdvisoryGates = append(r.st.AdvisoryGates, f.Command)
+	}
+	return r.save()
+}
+
+// gatesNote is what the run's header says about its gates: the advisory
+// ones, which a reader must not mistake for checks that hold.
+func (r *runner) gatesNote() string {
+	if r.gates != nil && r.gates.skipped {
+		return " · gates not checked before the first agent call: the tree holds the last run's unfinished work"
+	}
+	if len(r.st.AdvisoryGates) == 0 {
+		return ""
+	}
+	return " · advisory gates (failing before any change, --allow-failing-gates): `" +
+		strings.Join(r.st.AdvisoryGates, "`, `") + "`"
+}
+
+// checkedGate runs a CommandGate's commands for the loop: results reused
+// for an unchanged tree, advisory gates reported without rejecting.
+type checkedGate struct {
+	r     *runner
+	gates CommandGate
+	// tree identifies the working tree the gates run in; nil: no reuse.
+	tree TreeID
+	mem  *gateMemory
+}
+
+// checkedGate puts g behind the run's memory of gates when g runs
+// command by command, and returns g unchanged otherwise. tree is the
+// working tree g runs in.
+func (r *runner) checkedGate(g Gate, tree TreeID) Gate {
+	cg, ok := g.(CommandGate)
+	if !ok || r.gates == nil {
+		return g
+	}
+	return &checkedGate{r: r, gates: cg, tree: tree, mem: r.gates}
+}
+
+// Check runs the project's gates, then t's own, stopping at the first
+// failure that is not advisory. Its output reads as the gate package's
+// did: "gate failed: `CMD` exited N after D" and the output's tail, or
+// "gates passed: ..."; advisory failures are added, and warned about.
+func (g *checkedGate) Check(ctx context.Context, t task.Task) (bool, string, error) {
+	var cmds []string
+	for _, c := range append(g.gates.ProjectCommands(), g.gates.TaskCommands(t)...) {
+		if !slices.Contains(cmds, c) {
+			cmds = append(cmds, c)
+		}
+	}
+	var passed []string
+	var advisory []FailedGate
+	for _, c := range cmds {
+		res, reused, err := g.run(ctx, c)
+		if err != nil {
+			return false, "", err
+		}
+		switch {
+		case res.ExitCode == 0 && reused:
+			passed = append(passed, c+" (unchanged tree: earlier result)")
+		case res.ExitCode == 0:
+			passed = append(passed, c)
+		case g.mem.advisory[c]:
+			advisory = append(advisory, FailedGate{Command: c, Result: res})
+			g.r.warn("the advisory gate `%s` failed (%s); %s is not rejected for it (--allow-failing-gates)", c, howFailed(res), t.ID)
+		default:
+			// The first line is the iteration's error; the failing
+			// command's output comes last, where a tail keeps it.
+			out := failedLine(c, res)
+			if reused {
+				out += " (unchanged tree: earlier result)"
+			}
+			for _, a := range advisory {
+				out += "\n(advisory, not rejecting: " + failedLine(a.Command, a.Result) + ")"
+			}
+			return false, out + "\n" + res.Output, nil
+		}
+	}
+	out := "gates passed: " + strings.Join(passed, "; ")
+	for _, a := range advisory {
+		out += fmt.Sprintf("\nadvisory gate, not rejecting: %s\n%s", failedLine(a.Command, a.Result), a.Result.Output)
+	}
+	return true, out, nil
+}
+
+// run runs one command, or reuses its result on this tree.
+func (g *checkedGate) run(ctx context.Context, command string) (res GateResult, reused bool, err error) {
+	key, ok := g.key(ctx, command)
+	if ok {
+		g.mem.mu.Lock()
+		res, reused = g.mem.results[key]
+		g.mem.mu.Unlock()
+		if reused {
+			return res, true, nil
+		}
+	}
+	res, err = g.gates.RunCommand(ctx, command)
+	if err != nil || !ok || res.TimedOut || res.ExitCode < 0 || ctx.Err() != nil {
+		// A killed gate says nothing about the tree.
+		return res, false, err
+	}
+	g.mem.mu.Lock()
+	g.mem.results[key] = res
+	g.mem.mu.Unlock()
+	return res, false, nil
+}
+
+// key is the command on the tree as it is now; ok is false when the tree
+// cannot be identified (no repository).
+func (g *checkedGate) key(ctx context.Context, command string) (gateKey, bool) {
+	if g.tree == nil {
+		return gateKey{}, false
+	}
+	id, err := g.tree.Snapshot(ctx)
+	if err != nil || id == "" {
+		return gateKey{}, false
+	}
+	return gateKey{dir: g.r.opts.Dir, tree: id, command: command}, true
+}
+
+// failedLine is the one line that says how a gate command failed.
+func failedLine(command string, res GateResult) string {
+	return fmt.Sprintf("gate failed: `%s` %s", command, howFailed(res))
+}
+
+func howFailed(res GateResult) string {
+	if res.TimedOut {
+		return "timed out after " + res.Duration.Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("exited %d after %s", res.ExitCode, res.Duration.Round(time.Millisecond))
+}
+
+// lastLines are the last n lines of s, trailing newlines aside.
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines[max(0, len(lines)-n):]
+}
