@@ -1,0 +1,248 @@
+package guard
+
+import (
+	"path"
+	"strings"
+)
+
+// The count-based rows (onAdded, onAddedRaw, onRemoved, onCommented) ask
+// "did this change add a skip, remove an assertion?". A line edited in
+// place shows as one removed and one added line that both match; a test
+// moved to another file or place shows as identical lines removed here and
+// added there. Neither weakens anything, so matches are paired off: first
+// within a hunk group (identical text first, then in order), then across
+// the whole diff by identical text. What is left over is reported.
+
+// lineRef points at one line of the diff.
+type lineRef struct{ fi, gi, li int }
+
+// candidate is an unpaired match that may become a finding.
+type candidate struct {
+	ri  int // row index
+	ref lineRef
+	key string
+}
+
+// checkLines applies the count-based rows. gone marks test files already
+// reported deleted; removedTest the groups that removed a test (their
+// assertions went with it).
+func (c *checker) checkLines(gone []bool, removedTest map[[2]int]bool) {
+	budget := map[int]map[string]int{}
+	var cands []candidate
+	for fi, f := range c.files {
+		for gi, g := range f.groups {
+			for ri, r := range c.rows {
+				plusOp, minusOp := byte('+'), byte('-')
+				switch r.on {
+				case onAdded, onAddedRaw, onCommented:
+				case onRemoved:
+					plusOp, minusOp = '-', '+'
+				default:
+					continue
+				}
+				var plus, minus []int
+				if r.files.has(f.pathOn(side(plusOp))) {
+					plus = c.matches(r, g, plusOp, true)
+				}
+				if r.files.has(f.pathOn(side(minusOp))) {
+					minus = c.matches(r, g, minusOp, false)
+				}
+				plus, minus = pairOff(g, plus, minus)
+				for _, li := range minus {
+					if budget[ri] == nil {
+						budget[ri] = map[string]int{}
+					}
+					budget[ri][g.lines[li].body]++
+				}
+				quiet := (r.on == onRemoved || r.on == onCommented) && (gone[fi] || removedTest[[2]int{fi, gi}])
+				if quiet {
+					continue
+				}
+				for _, li := range plus {
+					cands = append(cands, candidate{ri, lineRef{fi, gi, li}, g.lines[li].body})
+				}
+				if r.on == onCommented {
+					c.checkUnclosed(f, g, r)
+				}
+			}
+		}
+	}
+	for _, k := range cands {
+		if budget[k.ri][k.key] > 0 {
+			budget[k.ri][k.key]--
+			continue
+		}
+		c.report(k)
+	}
+}
+
+// matches lists the lines of g with op that row r counts. plus says
+// whether they are the side the row reports; an onRemoved row's other side
+// also counts added lines that comment the same assertion out (those are
+// reported as assertion-commented instead).
+func (c *checker) matches(r row, g group, op byte, plus bool) []int {
+	var out []int
+	for i, l := range g.lines {
+		if l.op != op {
+			continue
+		}
+		var ok bool
+		switch r.on {
+		case onAddedRaw:
+			ok = r.re.MatchString(l.text)
+		case onCommented:
+			ok = l.commented && r.re.MatchString(l.body)
+		case onRemoved:
+			ok = r.re.MatchString(l.body) && (!l.commented || !plus)
+		default:
+			ok = !l.commented && r.re.MatchString(l.text)
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pairOff pairs plus lines with minus lines, identical text first, and
+// returns the unpaired ones of each side.
+func pairOff(g group, plus, minus []int) (restPlus, restMinus []int) {
+	if len(plus) == 0 || len(minus) == 0 {
+		return plus, minus
+	}
+	usedM := make([]bool, len(minus))
+	var left []int
+	for _, p := range plus {
+		paired := false
+		for j, m := range minus {
+			if !usedM[j] && g.lines[m].body == g.lines[p].body {
+				usedM[j], paired = true, true
+				break
+			}
+		}
+		if !paired {
+			left = append(left, p)
+		}
+	}
+	for _, p := range left {
+		paired := false
+		for j := range minus {
+			if !usedM[j] {
+				usedM[j], paired = true, true
+				break
+			}
+		}
+		if !paired {
+			restPlus = append(restPlus, p)
+		}
+	}
+	for j, m := range minus {
+		if !usedM[j] {
+			restMinus = append(restMinus, m)
+		}
+	}
+	return restPlus, restMinus
+}
+
+// checkUnclosed reports block comments an added line opens and the change
+// does not close: the unchanged lines after it stop running.
+func (c *checker) checkUnclosed(f *fileDiff, g group, r row) {
+	if !r.files.has(f.newPath) {
+		return
+	}
+	for _, l := range g.lines {
+		if l.op == '+' && l.unclosed {
+			c.add(Finding{Rule: r.rule, File: f.newPath, Line: l.new, Text: l.text,
+				Why: "block comment opened and not closed by this change: the lines after it no longer run",
+				Test: c.testAt(f, newSide, g, l)}, []string{f.newPath, baseName(f.newPath)})
+		}
+	}
+}
+
+func (c *checker) report(k candidate) {
+	r := c.rows[k.ri]
+	f := c.files[k.ref.fi]
+	g := f.groups[k.ref.gi]
+	l := g.lines[k.ref.li]
+	s := side(l.op)
+	p := f.pathOn(s)
+	test := c.testAt(f, s, g, l)
+	subjects := []string{test, p, baseName(p)}
+	if r.rule == RuleSuppressionAdded {
+		subjects = suppressionCodes(r.re.FindString(l.text), l.text)
+	}
+	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: l.text, Why: r.why, Test: test}, subjects)
+}
+
+// testAt names the test a changed line is in: a declaration on the line
+// itself, below it for an annotation or decorator (@pytest.mark.skip,
+// #[ignore]), else the nearest one above it, else the hunk header's.
+func (c *checker) testAt(f *fileDiff, s side, g group, l line) string {
+	p := f.pathOn(s)
+	var decls []row
+	for _, r := range c.rows {
+		if r.on == onDecl && r.files.has(p) {
+			decls = append(decls, r)
+		}
+	}
+	if len(decls) == 0 {
+		return ""
+	}
+	nameOf := func(text string, n int) string {
+		at := line{op: byte(s), text: text}
+		if s == oldSide {
+			at.old = n
+		} else {
+			at.new = n
+		}
+		for _, r := range decls {
+			if name, ok := c.declName(r, f, s, at); ok && name != "" {
+				return name
+			}
+		}
+		return ""
+	}
+	n := lineNo(l)
+	if name := nameOf(l.text, n); name != "" {
+		return name
+	}
+	if t := strings.TrimSpace(l.text); strings.HasPrefix(t, "@") || strings.HasPrefix(t, "#[") {
+		for i := n + 1; i <= n+5; i++ {
+			if text, ok := c.lineAt(f, s, i); ok {
+				if name := nameOf(text, i); name != "" {
+					return name
+				}
+			}
+		}
+	}
+	for i := n - 1; i >= max(1, n-500); i-- {
+		if text, ok := c.lineAt(f, s, i); ok {
+			if name := nameOf(text, i); name != "" {
+				return name
+			}
+		}
+	}
+	for i := len(g.comments) - 1; i >= 0; i-- {
+		if name := nameOf(g.comments[i], 0); name != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+func baseName(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Base(p)
+}
+
+// stem is the base name without its extensions: "ci" for ci.yml,
+// ".golangci" for .golangci.yml.
+func stem(p string) string {
+	b := baseName(p)
+	if i := strings.IndexByte(b[min(1, len(b)):], '.'); i >= 0 {
+		return b[:i+1]
+	}
+	return b
+}
