@@ -153,18 +153,10 @@ func (c *checker) removedNames(f *fileDiff) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, g := range f.groups {
-		for _, l := range g.lines {
-			if l.op != '-' || l.commented {
-				continue
-			}
-			for _, r := range c.rows {
-				if r.on != onDecl || !r.files.has(f.oldPath) {
-					continue
-				}
-				if name, ok := c.declName(r, f, oldSide, l); ok && name != "" && !seen[name] {
-					seen[name] = true
-					names = append(names, name)
-				}
+		for _, name := range c.groupNames(f, g) {
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
 			}
 		}
 	}
@@ -345,6 +337,10 @@ func (c *checker) checkDecls(gone []bool) map[[2]int]bool {
 			continue
 		}
 		for gi, g := range f.groups {
+			// A test removed with the tests nested in it (subtests, the
+			// cases of a describe block) is one change: a task that asks
+			// for one allows the others.
+			together := c.groupNames(f, g)
 			for _, l := range g.lines {
 				if l.op != '-' || l.commented {
 					continue
@@ -367,7 +363,7 @@ func (c *checker) checkDecls(gone []bool) map[[2]int]bool {
 					if name == "" {
 						why += " (its function is no longer a test)"
 					}
-					c.add(Finding{Rule: r.rule, File: f.oldPath, Line: l.old, Text: bound(strings.TrimSpace(l.text)), Why: why, Test: name}, []string{name, f.oldPath, baseName(f.oldPath)})
+					c.add(Finding{Rule: r.rule, File: f.oldPath, Line: l.old, Text: bound(strings.TrimSpace(l.text)), Why: why, Test: name}, append([]string{name, f.oldPath, baseName(f.oldPath)}, together...))
 					removed[[2]int{fi, gi}] = true
 					break
 				}
@@ -375,6 +371,24 @@ func (c *checker) checkDecls(gone []bool) map[[2]int]bool {
 		}
 	}
 	return removed
+}
+
+// groupNames lists the test names removed lines of g declare.
+func (c *checker) groupNames(f *fileDiff, g group) []string {
+	var names []string
+	for _, l := range g.lines {
+		if l.op != '-' || l.commented {
+			continue
+		}
+		for _, r := range c.rows {
+			if r.on == onDecl && r.files.has(f.oldPath) {
+				if name, ok := c.declName(r, f, oldSide, l); ok && name != "" {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return names
 }
 
 func addsMatch(g group, re *regexp.Regexp) bool {

@@ -54,7 +54,8 @@ type line struct {
 	commented bool
 	body      string
 	// unclosed: the line opens a block comment that the hunk does not
-	// close, so unchanged lines after it are commented out too.
+	// close, or that closes only after lines the change did not add: those
+	// unchanged lines are commented out too.
 	unclosed bool
 }
 
@@ -192,20 +193,39 @@ func markComments(p string, lines []line) {
 }
 
 func markSide(st commentStyle, lines []line, op byte) {
+	s := oldSide
+	if op == '+' {
+		s = newSide
+	}
 	inBlock, opener := false, -1
+	// covers: the open block holds lines the change did not make on this
+	// side (context lines, or lines between hunks the diff does not show).
+	covers := false
+	prev := -1
 	for i := range lines {
 		l := &lines[i]
 		if l.op != op && l.op != ' ' {
 			continue
 		}
+		n := lineNo2(*l, s)
+		if inBlock && (l.op == ' ' || prev >= 0 && n != prev+1) {
+			covers = true
+		}
+		prev = n
 		commented, body, after := scanComment(st, l.text, inBlock)
 		if l.op == op {
 			l.commented, l.body = commented, body
 		}
 		switch {
-		case !inBlock && after && commented:
-			opener = i
-		case !after:
+		case !inBlock && after:
+			opener, covers = -1, false
+			if commented {
+				opener = i
+			}
+		case inBlock && !after:
+			if opener >= 0 && lines[opener].op == op && covers {
+				lines[opener].unclosed = true
+			}
 			opener = -1
 		}
 		inBlock = after

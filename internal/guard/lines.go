@@ -153,7 +153,7 @@ func (c *checker) checkUnclosed(f *fileDiff, g group, r row) {
 	for _, l := range g.lines {
 		if l.op == '+' && l.unclosed {
 			c.add(Finding{Rule: r.rule, File: f.newPath, Line: l.new, Text: l.text,
-				Why: "block comment opened and not closed by this change: the lines after it no longer run",
+				Why:  "block comment opened and not closed by this change: the lines after it no longer run",
 				Test: c.testAt(f, newSide, g, l)}, []string{f.newPath, baseName(f.newPath)})
 		}
 	}
@@ -198,6 +198,13 @@ func (c *checker) testAt(f *fileDiff, s side, g group, l line) string {
 		for _, r := range decls {
 			if name, ok := c.declName(r, f, s, at); ok && name != "" {
 				return name
+			}
+			// The function under a marker names the test too (fn adds()
+			// below #[test]).
+			if r.next != nil {
+				if m := r.next.FindStringSubmatch(text); m != nil {
+					return strings.Trim(m[1], "`")
+				}
 			}
 		}
 		return ""

@@ -157,7 +157,7 @@ var (
 	rsAssert = re(`\b(?:debug_)?assert(?:_eq|_ne|_matches)?!\s*[(\[{]|\bprop_assert\w*!`)
 	jvAssert = re(`\bassert\w*\s*\(|\bassertThat\b|^\s*assert\s|\bverify\s*\(|\bfail\s*\(|\bAssertions\.\w+|\bshould\w*\b`)
 
-	jsDecl = re("\\b(?:it|test|describe|context|suite|specify|bench)(?:\\.\\w+)*(?:\\([^)]*\\))?\\s*\\(\\s*(?:'([^']*)'|\"([^\"]*)\"|`([^`]*)`)")
+	jsDecl = re("\\b[xf]?(?:it|test|describe|context|suite|specify|bench)(?:\\.\\w+)*(?:\\([^)]*\\))?\\s*\\(\\s*(?:'([^']*)'|\"([^\"]*)\"|`([^`]*)`)")
 )
 
 // table is every rule. Rows are tried in order; for onChanged the first row
@@ -169,9 +169,10 @@ var table = []row{
 	{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`^\s*func\s+((?:Test|Benchmark|Fuzz|Example)\w*)\s*\(`), why: "Go test function removed"},
 	{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`\.Run\(\s*"([^"]+)"`), why: "Go subtest removed"},
 	{files: goTests, on: onAdded, rule: RuleSkipAdded, re: re(`\.Skip(?:Now|f)?\(`), why: "Go test skipped"},
+	{files: goTests, on: onAddedRaw, rule: RuleSkipAdded, re: re(`^//\s*go:build\s+ignore\b|^//\s*\+build\s+ignore\b`), why: "Go test file excluded from the build"},
 	{files: goTests, on: onRemoved, rule: RuleAssertionRemoved, re: goAssert, why: "Go check removed"},
 	{files: goTests, on: onCommented, rule: RuleAssertionCommented, re: goAssert, why: "Go check commented out"},
-	{files: goFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`//\s*nolint\b|//\s*lint:(?:file-)?ignore\b|//\s*#?nosec\b|//\s*go:build\s+ignore\b`), why: "lint check suppressed", tool: "golangci-lint"},
+	{files: goFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`//\s*nolint\b|//\s*lint:(?:file-)?ignore\b|//\s*#?nosec\b`), why: "lint check suppressed", tool: "golangci-lint"},
 
 	// JavaScript and TypeScript (Jest, Vitest, Mocha, Jasmine, node:test).
 	{files: jsTests, on: onDeleted, rule: RuleTestDeleted, why: "JS/TS test file removed: its tests no longer run"},
