@@ -153,7 +153,7 @@ func suppressionCodes(directive, text string) []string {
 	}
 	rest := strings.TrimLeft(text[i+len(directive):], " \t")
 	listed := strings.HasSuffix(directive, "(") || strings.HasSuffix(directive, "[")
-	if strings.Contains(directive, "-disable") || strings.Contains(directive, "-ignore") {
+	if strings.Contains(directive, "eslint-disable") || strings.Contains(directive, "oxlint-disable") || strings.Contains(directive, "biome-ignore") {
 		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "-next-line"), "-line")
 		listed = true
 	}

@@ -328,15 +328,15 @@ func indexOf(g group, l line) int {
 }
 
 // checkDecls reports removed test declarations that no added test file
-// declares again. It returns, per file, the groups in which it reported
-// one: assertions removed with their test are not reported again.
-func (c *checker) checkDecls(gone []bool) map[[2]int]bool {
-	removed := map[[2]int]bool{}
+// declares again. It returns, per file, the names of the tests it
+// reported: assertions removed with their test are not reported again.
+func (c *checker) checkDecls(gone []bool) map[int]map[string]bool {
+	removed := map[int]map[string]bool{}
 	for fi, f := range c.files {
 		if gone[fi] || f.oldPath == "" {
 			continue
 		}
-		for gi, g := range f.groups {
+		for _, g := range f.groups {
 			// A test removed with the tests nested in it (subtests, the
 			// cases of a describe block) is one change: a task that asks
 			// for one allows the others.
@@ -364,7 +364,10 @@ func (c *checker) checkDecls(gone []bool) map[[2]int]bool {
 						why += " (its function is no longer a test)"
 					}
 					c.add(Finding{Rule: r.rule, File: f.oldPath, Line: l.old, Text: bound(strings.TrimSpace(l.text)), Why: why, Test: name}, append([]string{name, f.oldPath, baseName(f.oldPath)}, together...))
-					removed[[2]int{fi, gi}] = true
+					if removed[fi] == nil {
+						removed[fi] = map[string]bool{}
+					}
+					removed[fi][name] = true
 					break
 				}
 			}

@@ -24,9 +24,9 @@ type candidate struct {
 }
 
 // checkLines applies the count-based rows. gone marks test files already
-// reported deleted; removedTest the groups that removed a test (their
-// assertions went with it).
-func (c *checker) checkLines(gone []bool, removedTest map[[2]int]bool) {
+// reported deleted; removedTests names, per file, the tests reported
+// removed (their assertions went with them).
+func (c *checker) checkLines(gone []bool, removedTests map[int]map[string]bool) {
 	budget := map[int]map[string]int{}
 	var cands []candidate
 	for fi, f := range c.files {
@@ -54,8 +54,7 @@ func (c *checker) checkLines(gone []bool, removedTest map[[2]int]bool) {
 					}
 					budget[ri][g.lines[li].body]++
 				}
-				quiet := (r.on == onRemoved || r.on == onCommented) && (gone[fi] || removedTest[[2]int{fi, gi}])
-				if quiet {
+				if r.on == onRemoved && gone[fi] {
 					continue
 				}
 				for _, li := range plus {
@@ -72,7 +71,7 @@ func (c *checker) checkLines(gone []bool, removedTest map[[2]int]bool) {
 			budget[k.ri][k.key]--
 			continue
 		}
-		c.report(k)
+		c.report(k, removedTests[k.ref.fi])
 	}
 }
 
@@ -159,7 +158,9 @@ func (c *checker) checkUnclosed(f *fileDiff, g group, r row) {
 	}
 }
 
-func (c *checker) report(k candidate) {
+// report turns a candidate into a finding, unless it is an assertion of a
+// test already reported removed.
+func (c *checker) report(k candidate, removedTests map[string]bool) {
 	r := c.rows[k.ri]
 	f := c.files[k.ref.fi]
 	g := f.groups[k.ref.gi]
@@ -167,6 +168,9 @@ func (c *checker) report(k candidate) {
 	s := side(l.op)
 	p := f.pathOn(s)
 	test := c.testAt(f, s, g, l)
+	if r.on == onRemoved && test != "" && removedTests[test] {
+		return
+	}
 	subjects := []string{test, p, baseName(p)}
 	if r.rule == RuleSuppressionAdded {
 		subjects = suppressionCodes(r.re.FindString(l.text), l.text)

@@ -77,6 +77,9 @@ func gateRefs(cmds []string) (files, targets, scripts []string) {
 			}
 			for _, w := range words {
 				if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+					if !strings.ContainsAny(v, "./") {
+						continue // --max-warnings=0: a value, not a file
+					}
 					w = v
 				}
 				if looksLikeFile(w) {
