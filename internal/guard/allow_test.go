@@ -44,12 +44,12 @@ func TestCheckExceptions(t *testing.T) {
 			want: []string{"ci-changed .github/workflows/ci.yml:1 allowed"}},
 		{name: "lint rule disabled on request", before: map[string]string{"x.go": goSrc},
 			after: map[string]string{"x.go": sub(t, sub(t, goSrc, "_ = f() }", "_ = f() } //nolint:errcheck // f cannot fail"), "\treturn nil", "\treturn nil //nolint:gosec")},
-			opts: Options{Task: "Disable lint rule errcheck for g: f cannot fail."},
-			want: []string{"suppression-added x.go:4", "suppression-added x.go:7 allowed"}},
+			opts:  Options{Task: "Disable lint rule errcheck for g: f cannot fail."},
+			want:  []string{"suppression-added x.go:4", "suppression-added x.go:7 allowed"}},
 		{name: "golangci config change asked for", before: map[string]string{".golangci.yml": "linters:\n  enable: [errcheck]\n"},
 			after: map[string]string{".golangci.yml": "linters:\n  enable: [errcheck, gosec]\n"},
-			opts: Options{Task: "Enable gosec in .golangci.yml."},
-			want: []string{"config-changed .golangci.yml:2 allowed"}},
+			opts:  Options{Task: "Enable gosec in .golangci.yml."},
+			want:  []string{"config-changed .golangci.yml:2 allowed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -512,6 +512,9 @@ func TestCheckPaths(t *testing.T) {
 func TestCheckHonestChanges(t *testing.T) {
 	t.Parallel()
 	moved := sub(t, goTest, "package x", "package y")
+	head, testB, _ := strings.Cut(goTest, "func TestB")
+	header, testA, _ := strings.Cut(head, "func TestA")
+	testBFirst := header + "func TestB" + testB + "\nfunc TestA" + strings.TrimSuffix(testA, "\n")
 	for _, tc := range []guardCase{
 		{name: "new test file", before: map[string]string{"x.go": goSrc}, after: map[string]string{"x.go": goSrc, "x_test.go": goTest}},
 		{name: "test added", before: map[string]string{"a.test.js": jsTest},
@@ -523,7 +526,7 @@ func TestCheckHonestChanges(t *testing.T) {
 		{name: "tests moved between files", before: map[string]string{"tests/test_calc.py": pyTest},
 			after: map[string]string{"tests/test_add.py": "def test_add():\n    assert add(1, 2) == 3\n", "tests/test_sub.py": "def test_sub():\n    assert sub(3, 2) == 1\n"}},
 		{name: "test moved within its file", before: map[string]string{"x_test.go": goTest},
-			after: map[string]string{"x_test.go": "package x\n\nimport \"testing\"\n\n" + goTest[strings.Index(goTest, "func TestB"):] + "\n" + goTest[strings.Index(goTest, "func TestA"):strings.Index(goTest, "\nfunc TestB")]}},
+			after: map[string]string{"x_test.go": testBFirst}},
 		{name: "assertion edited in place", before: map[string]string{"x_test.go": goTest},
 			after: map[string]string{"x_test.go": sub(t, goTest, `t.Errorf("got %d", got)`, `t.Errorf("got %d, want 1", got)`)}},
 		{name: "assertion rewritten", before: map[string]string{"a.test.js": jsTest},

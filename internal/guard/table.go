@@ -124,19 +124,18 @@ func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 // File sets of each language: every source file, and the test files.
 var (
-	goFiles   = fileSet{"*.go"}
-	goTests   = fileSet{"*_test.go"}
-	jsExts    = []string{"js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte"}
-	jsFiles   = withExts("*.", jsExts)
-	jsTests   = withExts("*.test.", jsExts).plus(withExts("*.spec.", jsExts)).plus(withExts("__tests__/|*.", jsExts))
-	pyFiles   = fileSet{"*.py", "*.pyi"}
-	pyTests   = fileSet{"test_*.py", "*_test.py", "conftest.py", "tests/|*.py", "test/|*.py"}
-	rsFiles   = fileSet{"*.rs"}
-	rsTests   = fileSet{"tests/|*.rs"}
-	jvmFiles  = fileSet{"*.java", "*.kt", "*.groovy", "*.scala"}
-	jvmTests  = fileSet{"src/test/|*.java", "src/test/|*.kt", "src/test/|*.groovy", "src/test/|*.scala", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt"}
-	shFiles   = fileSet{"*.sh", "*.bash"}
-	testFiles = goTests.plus(jsTests).plus(pyTests).plus(rsTests).plus(jvmTests)
+	goFiles  = fileSet{"*.go"}
+	goTests  = fileSet{"*_test.go"}
+	jsExts   = []string{"js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte"}
+	jsFiles  = withExts("*.", jsExts)
+	jsTests  = withExts("*.test.", jsExts).plus(withExts("*.spec.", jsExts)).plus(withExts("__tests__/|*.", jsExts))
+	pyFiles  = fileSet{"*.py", "*.pyi"}
+	pyTests  = fileSet{"test_*.py", "*_test.py", "conftest.py", "tests/|*.py", "test/|*.py"}
+	rsFiles  = fileSet{"*.rs"}
+	rsTests  = fileSet{"tests/|*.rs"}
+	jvmFiles = fileSet{"*.java", "*.kt", "*.groovy", "*.scala"}
+	jvmTests = fileSet{"src/test/|*.java", "src/test/|*.kt", "src/test/|*.groovy", "src/test/|*.scala", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt"}
+	shFiles  = fileSet{"*.sh", "*.bash"}
 )
 
 func withExts(prefix string, exts []string) fileSet {
