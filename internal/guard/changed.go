@@ -14,7 +14,7 @@ import (
 func (c *checker) checkChanged(f *fileDiff) {
 	var scoped []row
 	for _, r := range c.rows {
-		if r.on != onChanged || !(r.files.has(f.oldPath) || r.files.has(f.newPath)) {
+		if r.on != onChanged || !(c.claims(r, f.oldPath) || c.claims(r, f.newPath)) {
 			continue
 		}
 		if r.scope == wholeFile {
@@ -34,10 +34,10 @@ func (c *checker) checkChanged(f *fileDiff) {
 			}
 			s := side(l.op)
 			for i, r := range scoped {
-				if !r.files.has(f.pathOn(s)) {
+				if !c.claims(r, f.pathOn(s)) {
 					continue
 				}
-				in, what := c.inScope(r, f, g, l)
+				in, what := c.inScope(r, f, l)
 				if !in {
 					continue
 				}
@@ -75,18 +75,18 @@ func (c *checker) changedWhole(f *fileDiff, r row) {
 	}
 }
 
-// inScope reports whether changed line l of group g is in r's scope, and
+// inScope reports whether changed line l is in r's scope, and
 // names the section, key or target it is in.
-func (c *checker) inScope(r row, f *fileDiff, g group, l line) (bool, string) {
+func (c *checker) inScope(r row, f *fileDiff, l line) (bool, string) {
 	switch r.scope {
 	case withKey:
 		m := r.re.FindString(l.text)
 		return m != "", strings.Trim(m, `": `)
 	case inSection:
-		name := c.enclosing(f, g, l, sectionHeader)
+		name := c.enclosing(f, l, sectionHeader)
 		return name != "" && r.re.MatchString(name), name
 	case inTarget:
-		targets := c.enclosing(f, g, l, makeTarget)
+		targets := c.enclosing(f, l, makeTarget)
 		for t := range strings.FieldsSeq(targets) {
 			if r.re.MatchString(t) {
 				return true, t
@@ -105,10 +105,10 @@ var (
 )
 
 // enclosing finds, for a changed line, the nearest line at or above it on
-// its side that header matches (group 1 is returned): in the file's
-// content when the caller gave it, else in the group's lines, else in git's
-// hunk headers. "" when none is seen.
-func (c *checker) enclosing(f *fileDiff, g group, l line, header *regexp.Regexp) string {
+// its side that header matches, and returns its group 1: in the file's
+// content when the caller gave it; else in the lines the hunk shows
+// without a gap above it, then in git's hunk header. "" when none is seen.
+func (c *checker) enclosing(f *fileDiff, l line, header *regexp.Regexp) string {
 	s := side(l.op)
 	n := lineNo(l)
 	if content, ok := c.content(f, s); ok {
@@ -119,26 +119,17 @@ func (c *checker) enclosing(f *fileDiff, g group, l line, header *regexp.Regexp)
 		}
 		return ""
 	}
-	for i := indexOf(g, l); i >= 0; i-- {
-		if o := g.lines[i]; o.op == byte(s) || o.op == ' ' {
-			if m := header.FindStringSubmatch(o.text); m != nil {
-				return m[1]
-			}
+	for i := n; i >= 1; i-- {
+		text, ok := c.lineAt(f, s, i)
+		if !ok {
+			break
 		}
-	}
-	for i := len(g.comments) - 1; i >= 0; i-- {
-		if m := header.FindStringSubmatch(g.comments[i]); m != nil {
+		if m := header.FindStringSubmatch(text); m != nil {
 			return m[1]
 		}
 	}
-	return ""
-}
-
-func indexOf(g group, l line) int {
-	for i, o := range g.lines {
-		if o.op == l.op && o.old == l.old && o.new == l.new {
-			return i
-		}
+	if m := header.FindStringSubmatch(l.comment); m != nil {
+		return m[1]
 	}
-	return len(g.lines) - 1
+	return ""
 }

@@ -26,18 +26,48 @@ type checker struct {
 	// hunkLines indexes the lines the hunks show, by side+path and number,
 	// for when there is no content.
 	hunkLines map[string]map[int]string
+	// decls indexes the test declarations of contents, by side+path.
+	decls map[string][]declAt
+	// claimed memoizes claims: matching a path against every row's
+	// patterns for every hunk would dominate the run.
+	claimed map[claim]bool
+}
+
+type claim struct {
+	row  int
+	path string
+}
+
+// claims reports whether row r applies to path p.
+func (c *checker) claims(r row, p string) bool {
+	if p == "" {
+		return false
+	}
+	k := claim{r.id, p}
+	has, ok := c.claimed[k]
+	if !ok {
+		has = r.files.has(p)
+		c.claimed[k] = has
+	}
+	return has
 }
 
 func newChecker(files []*fileDiff, opts Options) *checker {
+	rows := append(optionRows(opts), table...)
+	for i := range rows {
+		rows[i].id = i // rows is a copy: the table stays as it is
+	}
 	return &checker{
 		opts:           opts,
-		rows:           append(optionRows(opts), table...),
+		rows:           rows,
+		claimed:        map[claim]bool{},
 		files:          files,
 		task:           newTaskText(opts.Task),
 		addedNames:     map[string]bool{},
 		addedTestLines: map[string]int{},
 		contents:       map[string][]string{},
 		hunkLines:      map[string]map[int]string{},
+		decls:          map[string][]declAt{},
 	}
 }
 
@@ -88,7 +118,7 @@ func (c *checker) collectAdded() {
 					continue
 				}
 				for _, r := range c.rows {
-					if r.on == onDecl && r.files.has(f.newPath) {
+					if r.on == onDecl && c.claims(r, f.newPath) {
 						if name, ok := c.declName(r, f, newSide, l); ok && name != "" {
 							c.addedNames[name] = true
 						}

@@ -12,7 +12,7 @@ import (
 // isTestFile reports whether some onDeleted row claims p.
 func (c *checker) isTestFile(p string) bool {
 	for _, r := range c.rows {
-		if r.on == onDeleted && r.files.has(p) {
+		if r.on == onDeleted && c.claims(r, p) {
 			return true
 		}
 	}
@@ -29,11 +29,11 @@ func (c *checker) checkDeleted(f *fileDiff) bool {
 		}
 		var what string
 		switch {
-		case f.isDelete && r.files.has(f.oldPath):
+		case f.isDelete && c.claims(r, f.oldPath):
 			what = "file deleted"
-		case f.emptied && r.files.has(f.newPath):
+		case f.emptied && c.claims(r, f.newPath):
 			what = "file emptied"
-		case f.oldPath != "" && f.newPath != "" && f.oldPath != f.newPath && r.files.has(f.oldPath) && !c.isTestFile(f.newPath):
+		case f.oldPath != "" && f.newPath != "" && f.oldPath != f.newPath && c.claims(r, f.oldPath) && !c.isTestFile(f.newPath):
 			what = "renamed to " + f.newPath + ", which no test runner picks up"
 		default:
 			continue
@@ -119,7 +119,7 @@ func (c *checker) checkDecls(gone []bool) map[int]map[string]bool {
 					continue
 				}
 				for _, r := range c.rows {
-					if r.on != onDecl || !r.files.has(f.oldPath) {
+					if r.on != onDecl || !c.claims(r, f.oldPath) {
 						continue
 					}
 					name, ok := c.declName(r, f, oldSide, l)
@@ -157,7 +157,7 @@ func (c *checker) groupNames(f *fileDiff, g group) []string {
 			continue
 		}
 		for _, r := range c.rows {
-			if r.on == onDecl && r.files.has(f.oldPath) {
+			if r.on == onDecl && c.claims(r, f.oldPath) {
 				if name, ok := c.declName(r, f, oldSide, l); ok && name != "" {
 					names = append(names, name)
 				}
@@ -193,6 +193,9 @@ func (c *checker) declName(r row, f *fileDiff, s side, l line) (string, bool) {
 	}
 	// A marker (#[test], @Test): the name is on its line or a few below.
 	n := lineNo(l)
+	if n <= 0 {
+		return "", true // a hunk header: nothing below it to read
+	}
 	for i := n; i <= n+4; i++ {
 		text, ok := c.lineAt(f, s, i)
 		if !ok {

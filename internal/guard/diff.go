@@ -2,9 +2,11 @@ package guard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -35,8 +37,7 @@ func (f *fileDiff) path() string {
 // fewer than groupGap unchanged lines apart are read together. That makes the
 // "same hunk" of the rules mean the same with -U0 and with -U3 diffs.
 type group struct {
-	comments []string // the hunk headers' function context (git's funcname)
-	lines    []line
+	lines []line
 }
 
 const groupGap = 3
@@ -53,6 +54,10 @@ type line struct {
 	// the comment marker.
 	commented bool
 	body      string
+	// comment is the function context git prints in the header of the
+	// line's hunk: the nearest line above the hunk that looks like a
+	// function (or a Makefile rule, an INI section with a diff driver).
+	comment string
 	// unclosed: the line opens a block comment that the hunk does not
 	// close, or that closes only after lines the change did not add: those
 	// unchanged lines are commented out too.
@@ -63,6 +68,11 @@ type line struct {
 // without the prefixes, quoted names decoded.
 func parseDiff(diff []byte) ([]*fileDiff, error) {
 	diff = normalizeEOL(diff)
+	if combinedDiff.Match(diff) {
+		// go-gitdiff skips these without a word; reading nothing would
+		// pass everything.
+		return nil, errors.New("a combined (merge) diff: diff the task's start commit against one tree instead")
+	}
 	files, _, err := gitdiff.Parse(bytes.NewReader(diff))
 	if err != nil {
 		return nil, err
@@ -73,6 +83,8 @@ func parseDiff(diff []byte) ([]*fileDiff, error) {
 	}
 	return out, nil
 }
+
+var combinedDiff = regexp.MustCompile(`(?m)^diff --(?:cc|combined) `)
 
 // normalizeEOL turns a diff whose own lines end in CRLF (one that went
 // through a Windows tool) into git's LF form; CR inside content lines of an
@@ -112,9 +124,6 @@ func convert(f *gitdiff.File) *fileDiff {
 			d.groups = append(d.groups, group{})
 		}
 		g := &d.groups[len(d.groups)-1]
-		if c := strings.TrimSpace(fr.Comment); c != "" {
-			g.comments = append(g.comments, c)
-		}
 		g.lines = append(g.lines, fragmentLines(fr)...)
 		end = fr.OldPosition + fr.OldLines
 	}
@@ -126,9 +135,10 @@ func convert(f *gitdiff.File) *fileDiff {
 
 func fragmentLines(fr *gitdiff.TextFragment) []line {
 	oldN, newN := int(fr.OldPosition), int(fr.NewPosition)
+	comment := strings.TrimSpace(fr.Comment)
 	out := make([]line, 0, len(fr.Lines))
 	for _, l := range fr.Lines {
-		ln := line{text: strings.TrimRight(l.Line, "\r\n")}
+		ln := line{text: strings.TrimRight(l.Line, "\r\n"), comment: comment}
 		switch l.Op {
 		case gitdiff.OpDelete:
 			ln.op, ln.old = '-', oldN

@@ -101,10 +101,16 @@ type Options struct {
 const maxText = 200
 
 // Check reads a git diff — the output of `git diff --no-color -U0
-// --no-renames FROM TO`, or of `git diff` with any context, renames on or
-// off — and returns the findings in a stable order (file, line, rule),
-// without duplicates. An error means the diff could not be read; no
-// findings and no error means nothing weakening was seen.
+// --no-renames FROM TO`, or of `git diff` between two commits or trees with
+// any context, renames on or off — and returns the findings in a stable
+// order (file, line, rule), without duplicates. An error means the diff
+// could not be read (a combined merge diff, a truncated hunk); no findings
+// and no error means nothing weakening was seen.
+//
+// The diff should cover everything the task changed: from the commit the
+// task started at to the tree the gates ran on, untracked files included
+// (git diff does not show those unless they are added, e.g. with
+// `git add -N`, or the tree is committed or written with write-tree).
 func Check(diff []byte, opts Options) ([]Finding, error) {
 	files, err := parseDiff(diff)
 	if err != nil {

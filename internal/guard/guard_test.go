@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -162,6 +163,9 @@ var (
 	)
 )
 
+// threeTests follows goTest: TestC on line 17, TestD's check on 23.
+const threeTests = "\nfunc TestC(t *testing.T) {\n\tt.Log(\"c\")\n}\n\nfunc TestD(t *testing.T) {\n\tx := 1\n\tt.Error(\"d\")\n\t_ = x\n}\n"
+
 // sub returns s with old replaced by new once; the fixture must hold old.
 func sub(t *testing.T, s, old, new string) string {
 	t.Helper()
@@ -230,6 +234,9 @@ func TestCheckGo(t *testing.T) {
 		{name: "assertion commented out next to a removed test", before: map[string]string{"x_test.go": goTest},
 			after: map[string]string{"x_test.go": sub(t, goTest, "\t\tt.Errorf(\"got %d\", got)\n\t}\n}\n\nfunc TestB(t *testing.T) {\n\tt.Run(\"sub\", func(t *testing.T) {\n\t\tt.Fatal(\"no\")\n\t})\n}\n", "\t\t// t.Errorf(\"got %d\", got)\n\t}\n}\n")},
 			want:  []string{"assertion-commented x_test.go:7", "test-removed x_test.go:11", "test-removed x_test.go:12"}},
+		{name: "assertion removed in the test after a removed one", before: map[string]string{"x_test.go": goTest + threeTests},
+			after: map[string]string{"x_test.go": goTest + sub(t, sub(t, threeTests, "func TestC(t *testing.T) {\n\tt.Log(\"c\")\n}\n\n", ""), "\tt.Error(\"d\")\n", "")},
+			want:  []string{"test-removed x_test.go:17", "assertion-removed x_test.go:23"}},
 		{name: "skip added", before: map[string]string{"x_test.go": goTest},
 			after: map[string]string{"x_test.go": sub(t, goTest, "func TestA(t *testing.T) {\n", "func TestA(t *testing.T) {\n\tt.Skip(\"flaky\")\n")},
 			want:  []string{"skip-added x_test.go:6"}},
@@ -600,8 +607,34 @@ func TestCheckEmptyAndInvalid(t *testing.T) {
 	if got, err := Check(nil, Options{}); err != nil || got != nil {
 		t.Errorf("Check(nil) = %v, %v; want nothing", got, err)
 	}
+	cc := []byte("diff --cc x_test.go\nindex 1,2..3\n--- a/x_test.go\n+++ b/x_test.go\n@@@ -1,1 -1,1 +1,1 @@@\n- a\n -b\n++c\n")
+	if _, err := Check(cc, Options{}); err == nil || !strings.Contains(err.Error(), "combined") {
+		t.Errorf("Check of a merge diff: err = %v, want one about combined diffs", err)
+	}
 	bad := []byte("diff --git a/x_test.go b/x_test.go\n--- a/x_test.go\n+++ b/x_test.go\n@@ -1,2 +1,2 @@\n-a\n")
 	if _, err := Check(bad, Options{}); err == nil {
 		t.Error("Check of a truncated hunk: no error")
+	}
+}
+
+// BenchmarkCheck reads a -U0 diff of a 30,000-line test file in which half
+// the tests are removed and the other half skipped: 7,500 findings.
+func BenchmarkCheck(b *testing.B) {
+	var before, after strings.Builder
+	for _, s := range []*strings.Builder{&before, &after} {
+		s.WriteString("package x\n\nimport \"testing\"\n\n")
+	}
+	for i := range 5000 {
+		fmt.Fprintf(&before, "func Test%d(t *testing.T) {\n\tif f() != %d {\n\t\tt.Errorf(\"bad\")\n\t}\n}\n\n", i, i)
+		if i%2 == 0 {
+			fmt.Fprintf(&after, "func Test%d(t *testing.T) {\n\tif f() != %d {\n\t\tt.Skip(\"bad\")\n\t}\n}\n\n", i, i)
+		}
+	}
+	d := makeDiffs(b, change{map[string]string{"big_test.go": before.String()}, map[string]string{"big_test.go": after.String()}})
+	b.SetBytes(int64(len(d.u0)))
+	for b.Loop() {
+		if fs, err := Check(d.u0, Options{}); err != nil || len(fs) != 7500 {
+			b.Fatalf("Check = %d findings, %v", len(fs), err)
+		}
 	}
 }

@@ -31,7 +31,7 @@ type diffs struct {
 
 // makeDiffs commits c.before, then c.after, in a new repository and
 // returns git's diffs between the two commits.
-func makeDiffs(t *testing.T, c change) diffs {
+func makeDiffs(t testing.TB, c change) diffs {
 	t.Helper()
 	dir := t.TempDir()
 	write(t, dir, c.before)
@@ -65,7 +65,7 @@ func strip(files map[string]string) map[string]string {
 	return out
 }
 
-func write(t *testing.T, dir string, files map[string]string) {
+func write(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		mode := os.FileMode(0o644)
@@ -86,7 +86,7 @@ func write(t *testing.T, dir string, files map[string]string) {
 }
 
 // git runs git and returns its exact output (gittest.Git trims it).
-func git(t *testing.T, dir string, args ...string) []byte {
+func git(t testing.TB, dir string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

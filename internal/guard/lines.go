@@ -2,6 +2,7 @@ package guard
 
 import (
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -41,10 +42,10 @@ func (c *checker) checkLines(gone []bool, removedTests map[int]map[string]bool) 
 					continue
 				}
 				var plus, minus []int
-				if r.files.has(f.pathOn(side(plusOp))) {
+				if c.claims(r, f.pathOn(side(plusOp))) {
 					plus = c.matches(r, g, plusOp, true)
 				}
-				if r.files.has(f.pathOn(side(minusOp))) {
+				if c.claims(r, f.pathOn(side(minusOp))) {
 					minus = c.matches(r, g, minusOp, false)
 				}
 				plus, minus = pairOff(g, plus, minus)
@@ -146,14 +147,14 @@ func pairOff(g group, plus, minus []int) (restPlus, restMinus []int) {
 // checkUnclosed reports block comments an added line opens and the change
 // does not close: the unchanged lines after it stop running.
 func (c *checker) checkUnclosed(f *fileDiff, g group, r row) {
-	if !r.files.has(f.newPath) {
+	if !c.claims(r, f.newPath) {
 		return
 	}
 	for _, l := range g.lines {
 		if l.op == '+' && l.unclosed {
 			c.add(Finding{Rule: r.rule, File: f.newPath, Line: l.new, Text: l.text,
 				Why:  "block comment opened and not closed by this change: the lines after it no longer run",
-				Test: c.testAt(f, newSide, g, l)}, []string{f.newPath, baseName(f.newPath)})
+				Test: c.testAt(f, newSide, l)}, []string{f.newPath, baseName(f.newPath)})
 		}
 	}
 }
@@ -167,7 +168,7 @@ func (c *checker) report(k candidate, removedTests map[string]bool) {
 	l := g.lines[k.ref.li]
 	s := side(l.op)
 	p := f.pathOn(s)
-	test := c.testAt(f, s, g, l)
+	test := c.testAt(f, s, l)
 	if r.on == onRemoved && test != "" && removedTests[test] {
 		return
 	}
@@ -179,66 +180,109 @@ func (c *checker) report(k candidate, removedTests map[string]bool) {
 }
 
 // testAt names the test a changed line is in: a declaration on the line
-// itself, below it for an annotation or decorator (@pytest.mark.skip,
-// #[ignore]), else the nearest one above it, else the hunk header's.
-func (c *checker) testAt(f *fileDiff, s side, g group, l line) string {
-	p := f.pathOn(s)
-	var decls []row
-	for _, r := range c.rows {
-		if r.on == onDecl && r.files.has(p) {
-			decls = append(decls, r)
-		}
-	}
+// itself, or below it for an annotation or decorator (@pytest.mark.skip,
+// #[ignore]), else the nearest one above it. With the file's content that
+// is exact; with only the hunks, the lines shown without a gap above the
+// line are read, then git's hunk header (the function the hunk is in).
+func (c *checker) testAt(f *fileDiff, s side, l line) string {
+	decls := c.declRows(f.pathOn(s))
 	if len(decls) == 0 {
 		return ""
 	}
-	nameOf := func(text string, n int) string {
-		at := line{op: byte(s), text: text}
-		if s == oldSide {
-			at.old = n
-		} else {
-			at.new = n
-		}
-		for _, r := range decls {
-			if name, ok := c.declName(r, f, s, at); ok && name != "" {
-				return name
-			}
-			// The function under a marker names the test too (fn adds()
-			// below #[test]).
-			if r.next != nil {
-				if m := r.next.FindStringSubmatch(text); m != nil {
-					return strings.Trim(m[1], "`")
-				}
-			}
-		}
-		return ""
-	}
 	n := lineNo(l)
-	if name := nameOf(l.text, n); name != "" {
+	if name := c.nameOf(decls, f, s, l.text, n); name != "" {
 		return name
 	}
 	if t := strings.TrimSpace(l.text); strings.HasPrefix(t, "@") || strings.HasPrefix(t, "#[") {
 		for i := n + 1; i <= n+5; i++ {
-			if text, ok := c.lineAt(f, s, i); ok {
-				if name := nameOf(text, i); name != "" {
-					return name
-				}
+			text, ok := c.lineAt(f, s, i)
+			if !ok {
+				break
 			}
-		}
-	}
-	for i := n - 1; i >= max(1, n-500); i-- {
-		if text, ok := c.lineAt(f, s, i); ok {
-			if name := nameOf(text, i); name != "" {
+			if name := c.nameOf(decls, f, s, text, i); name != "" {
 				return name
 			}
 		}
 	}
-	for i := len(g.comments) - 1; i >= 0; i-- {
-		if name := nameOf(g.comments[i], 0); name != "" {
+	if content, ok := c.content(f, s); ok {
+		idx := c.declIndex(f, s, decls, content)
+		i := sort.Search(len(idx), func(i int) bool { return idx[i].n >= n }) - 1
+		if i >= 0 && n-idx[i].n <= maxTestSpan {
+			return idx[i].name
+		}
+		return ""
+	}
+	for i := n - 1; i >= max(1, n-maxTestSpan); i-- {
+		text, ok := c.lineAt(f, s, i)
+		if !ok {
+			break
+		}
+		if name := c.nameOf(decls, f, s, text, i); name != "" {
 			return name
 		}
 	}
+	return c.nameOf(decls, f, s, l.comment, 0)
+}
+
+// maxTestSpan is how far above a line its test's declaration is looked
+// for.
+const maxTestSpan = 500
+
+// declRows are the onDecl rows that claim path p.
+func (c *checker) declRows(p string) []row {
+	var decls []row
+	for _, r := range c.rows {
+		if r.on == onDecl && c.claims(r, p) {
+			decls = append(decls, r)
+		}
+	}
+	return decls
+}
+
+// nameOf is the test name line n (text) of f on side s declares, or "".
+func (c *checker) nameOf(decls []row, f *fileDiff, s side, text string, n int) string {
+	at := line{op: byte(s), text: text}
+	if s == oldSide {
+		at.old = n
+	} else {
+		at.new = n
+	}
+	for _, r := range decls {
+		if name, ok := c.declName(r, f, s, at); ok && name != "" {
+			return name
+		}
+		// The function under a marker names the test too (fn adds()
+		// below #[test]).
+		if r.next != nil {
+			if m := r.next.FindStringSubmatch(text); m != nil {
+				return strings.Trim(m[1], "`")
+			}
+		}
+	}
 	return ""
+}
+
+// declAt is a line that declares a test.
+type declAt struct {
+	n    int
+	name string
+}
+
+// declIndex lists the declarations in content, in line order, once per
+// file and side.
+func (c *checker) declIndex(f *fileDiff, s side, decls []row, content []string) []declAt {
+	key := string(s) + f.pathOn(s)
+	if idx, ok := c.decls[key]; ok {
+		return idx
+	}
+	var idx []declAt
+	for i, text := range content {
+		if name := c.nameOf(decls, f, s, text, i+1); name != "" {
+			idx = append(idx, declAt{i + 1, name})
+		}
+	}
+	c.decls[key] = idx
+	return idx
 }
 
 func baseName(p string) string {

@@ -54,6 +54,8 @@ const (
 
 // row is one rule of the table.
 type row struct {
+	// id is the row's index in the checker's rows (set there).
+	id    int
 	files fileSet
 	on    event
 	rule  Rule
