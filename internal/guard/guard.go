@@ -80,8 +80,9 @@ type Options struct {
 	// own validation commands). Files they name, Makefile targets and
 	// package.json scripts they run are guarded (RuleGateChanged).
 	GateCommands []string
-	// ConfigFiles are ralph's own configuration files; nil means
-	// "ralph.toml" and ".ralph.toml".
+	// ConfigFiles are ralph's own configuration files inside the
+	// repository (the one --config names, if it is there); nil means
+	// "ralph.toml".
 	ConfigFiles []string
 	// PlanFile is the plan; empty when the agent may edit it (agent
 	// ownership).

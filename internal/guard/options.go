@@ -15,7 +15,7 @@ func optionRows(o Options) []row {
 	}
 	cfg := o.ConfigFiles
 	if cfg == nil {
-		cfg = []string{"ralph.toml", ".ralph.toml"}
+		cfg = []string{"ralph.toml"}
 	}
 	if set := rooted(cfg); len(set) > 0 {
 		rows = append(rows, row{files: set, on: onChanged, rule: RuleGateChanged,
