@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,9 +128,9 @@ func (f *Family) reap(ours func(p procInfo, mark string) (kill, report bool)) []
 }
 
 // stopFamily stops the groups and every process with the family's mark:
-// SIGTERM first when grace is positive, then SIGKILL, in rounds until
-// nothing is found. It is not their parent: init (or another subreaper)
-// reaps them.
+// SIGTERM first when grace is positive, then SIGKILL, in rounds until no
+// live one is found. It is not their parent: init (or another subreaper)
+// reaps them, and a zombie that is not reaped counts as gone.
 func stopFamily(id string, groups []int, grace time.Duration) []Leftover {
 	prefix := id + "."
 	var stopped []Leftover
@@ -139,60 +140,62 @@ func stopFamily(id string, groups []int, grace time.Duration) []Leftover {
 		sig = syscall.SIGTERM
 	}
 	for range maxRounds {
-		found := findMarked(prefix)
+		found := findLive(func(p procInfo) bool {
+			if slices.Contains(groups, p.pgrp) {
+				return true
+			}
+			mark, _ := markOf(p.pid)
+			return strings.HasPrefix(mark, prefix)
+		})
+		if len(found) == 0 {
+			break
+		}
 		var pids []int
 		for _, p := range found {
-			if !seen[p.pid] {
-				seen[p.pid] = true
+			if !seen[p.pid] && !slices.Contains(groups, p.pgrp) {
+				// Members of the registered groups are the run's own
+				// children and their groups, not leftovers.
 				stopped = append(stopped, Leftover{Pid: p.pid, Command: cmdline(p.pid)})
 			}
+			seen[p.pid] = true
 			if p.pgrp == p.pid {
 				// It leads a group (the agent's): members that dropped the
-				// mark go with it. The mark shows the group is this
-				// family's, not a stranger's that reuses the number.
+				// mark go with it. The mark (or the registration) shows the
+				// group is this family's, not a stranger's that reuses the
+				// number.
 				_ = syscall.Kill(-p.pid, sig)
 			}
 			_ = syscall.Kill(p.pid, sig)
 			pids = append(pids, p.pid)
 		}
-		alive := false
-		for _, g := range groups {
-			if syscall.Kill(-g, sig) == nil {
-				alive = true
-			}
-		}
-		if len(pids) == 0 && !alive {
-			break
-		}
 		wait := time.Now().Add(sweepBound)
 		if sig == syscall.SIGTERM {
 			wait = time.Now().Add(grace)
 		}
-		if len(pids) > 0 {
-			waitGone(pids, wait)
-		} else {
-			// Only unmarked group members are left, and a group has no
-			// descriptor to wait on.
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitGone(pids, wait)
 		sig = syscall.SIGKILL
 	}
 	return stopped
 }
 
-// findMarked lists the live processes whose mark starts with prefix,
-// ralph's own process aside.
+// findMarked lists the live processes whose mark starts with prefix.
 func findMarked(prefix string) []procInfo {
+	return findLive(func(p procInfo) bool {
+		mark, _ := markOf(p.pid)
+		return strings.HasPrefix(mark, prefix)
+	})
+}
+
+// findLive lists the live processes (zombies aside) that match, ralph's
+// own process aside.
+func findLive(match func(procInfo) bool) []procInfo {
 	self := os.Getpid()
 	var out []procInfo
 	for _, pid := range allPids() {
 		if pid == self {
 			continue
 		}
-		if mark, _ := markOf(pid); !strings.HasPrefix(mark, prefix) {
-			continue
-		}
-		if p, ok := readStat(pid); ok && p.state != 'Z' {
+		if p, ok := readStat(pid); ok && p.state != 'Z' && match(p) {
 			out = append(out, p)
 		}
 	}
