@@ -207,7 +207,10 @@ func (f *Family) sweep(marker string, pgid int, argv []string) []Leftover {
 	if f == nil {
 		return nil
 	}
-	killed := f.sweepChild(marker, pgid)
+	var killed []Leftover
+	if marker != "" { // KeepDaemons: none of its descendants can be told apart
+		killed = f.sweepChild(marker, pgid)
+	}
 	f.mu.Lock()
 	f.tell('-', pgid)
 	f.mu.Unlock()
@@ -257,7 +260,9 @@ func (f *Family) startGuardian() error {
 	}
 	defer r.Close() // the guardian has its own copy
 	args := append([]string{os.Args[0]}, f.opts.GuardianArgs...)
-	cmd := &exec.Cmd{Path: exe, Args: append(args, f.id), Stdin: r,
+	// Its working directory is the root: it must not keep a directory
+	// busy for longer than ralph.
+	cmd := &exec.Cmd{Path: exe, Args: append(args, f.id), Stdin: r, Dir: "/",
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		w.Close()

@@ -388,3 +388,31 @@ func isAlive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
+
+// TestKeepDaemons: a child that keeps its daemons (git) gets no mark,
+// and what it leaves is not swept.
+func TestKeepDaemons(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	f := newFamily(t, proc.FamilyOptions{})
+	var out strings.Builder
+	// The daemon says it is up once it has left the group.
+	res, err := proc.Run(proc.WithFamily(context.Background(), f), proc.Cmd{KeepDaemons: true,
+		Argv: []string{"sh", "-c", `echo "mark=$RALPH_PROC"; mkfifo up; exec 3<>up
+setsid sh -c 'echo > up; exec sleep 300' </dev/null >/dev/null 2>&1 & echo $!; read _ <&3`},
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: t.TempDir(), Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(out.String())
+	if len(lines) != 2 || lines[0] != "mark=" {
+		t.Fatalf("output %q, want no mark and a pid", out.String())
+	}
+	daemon, _ := strconv.Atoi(lines[1])
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL) })
+	if len(res.Leftovers) != 0 || !isAlive(daemon) {
+		t.Errorf("leftovers %v, daemon alive %v: want it left alone", res.Leftovers, isAlive(daemon))
+	}
+}

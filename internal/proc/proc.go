@@ -81,6 +81,12 @@ type Cmd struct {
 	// its stdin and output pipes when something that escaped its group
 	// still holds them; zero is DefaultWaitDelay.
 	WaitDelay time.Duration
+	// KeepDaemons, in a family, leaves the daemons the child starts out of
+	// its group alone: it gets no mark, so no sweep, no Close and no
+	// guardian looks for them. It is for git, whose daemons (gc --auto,
+	// fsmonitor, a watchman a hook starts) are meant to outlive it; the
+	// child itself still dies with ralph.
+	KeepDaemons bool
 }
 
 // command turns c into the exec.Cmd that starts it, path being the
@@ -219,7 +225,10 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	}
 	p := &Process{c: c, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
 	if fam := FamilyOf(ctx); fam != nil {
-		p.fam, p.marker = fam, fam.nextMarker()
+		p.fam = fam
+		if !c.KeepDaemons {
+			p.marker = fam.nextMarker()
+		}
 	}
 	p.cmd = c.command(path, p.marker)
 	childEnds, err := p.pipes()
