@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ const (
 	// maxRounds bounds a sweep's rounds of find, kill and wait: a
 	// process that forks as fast as it is killed must not hold ralph.
 	maxRounds = 50
+	// maxUnsure bounds the rounds a sweep looks again at processes whose
+	// environment could not be read yet.
+	maxUnsure = 5
 )
 
 // becomeSubreaper makes ralph the reaper of its orphaned descendants
@@ -75,17 +79,14 @@ func (f *Family) reap(ours func(p procInfo, mark string) (kill, report bool)) []
 	var killed []Leftover
 	seen := map[int]bool{}
 	deadline := time.Now().Add(sweepBound)
-	for range maxRounds {
+	for round := range maxRounds {
 		tree := newProcTree()
 		var roots []int
 		for _, kid := range tree.children(self) {
 			if f.isLive(kid) {
 				continue // proc supervises it; its tree is its own sweep's
 			}
-			p, ok := readStat(kid)
-			if !ok {
-				continue
-			}
+			p := tree.info[kid]
 			if p.state == 'Z' {
 				if kid != p.pgrp || seen[kid] {
 					var ws unix.WaitStatus
@@ -96,12 +97,18 @@ func (f *Family) reap(ours func(p procInfo, mark string) (kill, report bool)) []
 			roots = append(roots, kid)
 		}
 		var doomed []int
+		unsure := false
 		for _, pid := range tree.descendants(roots) {
-			p, ok := readStat(pid)
-			if !ok || p.state == 'Z' {
+			p := tree.info[pid]
+			if p.state == 'Z' {
 				continue // a zombie is its parent's to reap, or ralph's next round
 			}
-			mark, _ := markOf(pid)
+			mark, empty := markOf(pid)
+			if empty {
+				// In the middle of an exec: its environment is not there
+				// yet. Look again.
+				unsure = true
+			}
 			kill, report := ours(p, mark)
 			if !kill {
 				continue
@@ -113,6 +120,10 @@ func (f *Family) reap(ours func(p procInfo, mark string) (kill, report bool)) []
 			doomed = append(doomed, pid)
 		}
 		if len(doomed) == 0 {
+			if unsure && round < maxUnsure {
+				runtime.Gosched()
+				continue
+			}
 			break
 		}
 		for _, pid := range doomed {
@@ -269,13 +280,17 @@ func readStat(pid int) (procInfo, bool) {
 	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, state: fields[0][0]}, true
 }
 
-// markOf reads pid's MarkerVar from the environment it was started with;
-// ok is false when that cannot be read (another user's process, a zombie,
-// one gone).
-func markOf(pid int) (mark string, ok bool) {
+// markOf reads pid's MarkerVar from the environment it was started with:
+// "" when it has none or it cannot be read (another user's process, a
+// zombie, one gone). empty says the environment is empty, as it is for a
+// moment during an exec.
+func markOf(pid int) (mark string, empty bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return "", false
+	}
+	if len(b) == 0 {
+		return "", true
 	}
 	key := []byte(MarkerVar + "=")
 	for len(b) > 0 {
@@ -286,10 +301,10 @@ func markOf(pid int) (mark string, ok bool) {
 			b = nil
 		}
 		if v, found := bytes.CutPrefix(kv, key); found {
-			return string(v), true // the first, as getenv finds it
+			return string(v), false // the first, as getenv finds it
 		}
 	}
-	return "", true
+	return "", false
 }
 
 // cmdline is pid's command line for a report, shortened; its name from
@@ -321,44 +336,27 @@ func allPids() []int {
 	return pids
 }
 
-// procTree answers "which are the children of PID" for one sweep round:
-// from /proc/PID/task/TID/children where the kernel has them
-// (CONFIG_PROC_CHILDREN), else from one scan of every process's parent.
+// procTree is who is whose child, from one scan of every process's
+// /proc/PID/stat. (The kernel's /proc/PID/task/TID/children lists would
+// be cheaper, but they skip entries while other children come and go,
+// which under --parallel they do.)
 type procTree struct {
-	byParent map[int][]int // nil: read the children files
+	byParent map[int][]int
+	info     map[int]procInfo
 }
 
 func newProcTree() *procTree {
-	self := strconv.Itoa(os.Getpid())
-	if _, err := os.Stat("/proc/" + self + "/task/" + self + "/children"); err == nil {
-		return &procTree{}
-	}
-	t := &procTree{byParent: map[int][]int{}}
+	t := &procTree{byParent: map[int][]int{}, info: map[int]procInfo{}}
 	for _, pid := range allPids() {
 		if p, ok := readStat(pid); ok {
 			t.byParent[p.ppid] = append(t.byParent[p.ppid], pid)
+			t.info[pid] = p
 		}
 	}
 	return t
 }
 
-func (t *procTree) children(pid int) []int {
-	if t.byParent != nil {
-		return t.byParent[pid]
-	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
-	tasks, _ := os.ReadDir(dir)
-	var kids []int
-	for _, task := range tasks {
-		b, _ := os.ReadFile(dir + task.Name() + "/children")
-		for _, f := range strings.Fields(string(b)) {
-			if kid, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, kid)
-			}
-		}
-	}
-	return kids
-}
+func (t *procTree) children(pid int) []int { return t.byParent[pid] }
 
 // descendants lists roots and everything below them, parents first.
 func (t *procTree) descendants(roots []int) []int {

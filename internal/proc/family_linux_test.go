@@ -202,8 +202,8 @@ func TestSweepReapsTheGroup(t *testing.T) {
 	watch := watchExit(t, member)
 	res := c.p.Wait()
 	waitExited(t, watch, member)
-	if _, err := os.Stat("/proc/" + strconv.Itoa(member)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("group member %d was not reaped", member)
+	if stat, err := os.ReadFile("/proc/" + strconv.Itoa(member) + "/stat"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("group member %d was not reaped: %s (we are %d)", member, stat, os.Getpid())
 	}
 	if len(res.Leftovers) != 0 {
 		t.Errorf("Leftovers %v, want none: the group's members are not leftovers", res.Leftovers)
@@ -342,12 +342,12 @@ func TestGuardian(t *testing.T) {
 // that.
 func TestStopFamily(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
 	dead := "dead-run-" + strconv.Itoa(os.Getpid())
 	start := func(mark string) *exec.Cmd {
-		cmd := exec.Command("setsid", "sleep", "300")
+		// A group leader, as an agent is; Start returns once it has
+		// exec'd sleep, so its environment is there to read.
+		cmd := exec.Command("sleep", "300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "RALPH_PROC=") })
 		cmd.Env = append(cmd.Env, "RALPH_PROC="+mark)
 		if err := cmd.Start(); err != nil {
