@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -75,7 +76,7 @@ func (lt *lifetime) leftovers(argv []string, killed []proc.Leftover) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	if lt.emit != nil {
-		lt.emit(loop.Event{Kind: loop.EventWarning, Message: msg})
+		lt.emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), RunID: lt.fam.ID(), Message: msg})
 		return
 	}
 	fmt.Fprintln(lt.f.IO.ErrOut, "ralph: warning:", msg)
