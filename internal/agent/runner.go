@@ -29,8 +29,10 @@ const (
 // what it produced. The wall timeout, the idle timeout (no output on stdout
 // or stderr) and ctx all end the run the same way: SIGTERM to the group,
 // req.Grace, SIGKILL to the group. Whatever is left of the group when the
-// agent exits is killed too, so no orphan outlives the run. The process
-// itself is proc's; this is the streaming on top of it.
+// agent exits is killed too, so no orphan outlives the run; when ctx
+// carries the run's process family (proc.WithFamily), so are the daemons
+// the agent started outside its group, and the agent dies with ralph. The
+// process itself is proc's; this is the streaming on top of it.
 //
 // The agent's environment is req.Env (os.Environ() when nil) with the
 // invocation's EnvSet on top; its executable is looked up on that PATH.

@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Exit codes of DESIGN.md §2.
@@ -42,8 +44,15 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // usageError marks bad command-line usage (exit 2).
 func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 
+// guardianCommand is the hidden subcommand that makes ralph a run's
+// guardian (proc.Guardian): `ralph run` starts it, never a user.
+const guardianCommand = "__guardian"
+
 // Main runs ralph and returns its exit code.
 func Main() int {
+	if len(os.Args) == 3 && os.Args[1] == guardianCommand {
+		return guardian(os.Args[2])
+	}
 	f := defaultFactory()
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
@@ -53,23 +62,50 @@ func Main() int {
 	return code
 }
 
-// signalContext cancels the context on the first SIGINT/SIGTERM, which
-// stops the agent's process group gracefully and saves state; the second
-// forces an immediate exit.
+// stopSignals are the signals that stop ralph, all alike: Ctrl-C, kill,
+// the terminal closing (SIGHUP, sent to the whole foreground group, which
+// ralph is in and the agent, in its own group, is not) and Ctrl-\.
+func stopSignals() []os.Signal {
+	return []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT}
+}
+
+// forceWait is how long a forced stop leaves the run, once the agents are
+// killed, to save its state before ralph exits regardless.
+const forceWait = 3 * time.Second
+
+// signalContext cancels the context on the first stop signal, which stops
+// the agent's process group gracefully (SIGTERM, the grace, SIGKILL),
+// records the iteration as interrupted and saves state; the run then exits
+// 130. The second kills the agents' groups at once and gives the run a
+// moment to save its state; the third exits at once. A terminal that closes
+// may send SIGHUP twice (the kernel, then the shell): that is a quicker
+// stop, still recorded.
 func signalContext(f *Factory) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, stopSignals()...)
 	go func() {
 		<-sigs
 		fmt.Fprintln(f.IO.ErrOut, "\nralph: stopping (the agent gets SIGTERM, state is saved); press Ctrl-C again to force")
 		cancel()
 		<-sigs
-		fmt.Fprintln(f.IO.ErrOut, "ralph: forced exit")
+		fmt.Fprintln(f.IO.ErrOut, "ralph: forced exit: the agent is killed; saving state (Ctrl-C again to exit at once)")
 		f.forceKill()
+		time.AfterFunc(forceWait, func() { os.Exit(ExitInterrupted) })
+		<-sigs
 		os.Exit(ExitInterrupted)
 	}()
 	return ctx
+}
+
+// guardian is the guardian process of a run (proc.Guardian): it outlives
+// ralph only to stop what ralph's run left, then exits. The signals that
+// stop ralph are not for it (closing the terminal must not take it along
+// before it has done its work), and nobody reads what it would print.
+func guardian(id string) int {
+	signal.Ignore(append(stopSignals(), syscall.SIGPIPE)...)
+	proc.Guardian(id, os.Stdin)
+	return ExitOK
 }
 
 // errSilent wraps errors that were already shown to the user.

@@ -55,7 +55,7 @@ Exit codes:
   2    usage: bad flags or arguments
   3    a limit stopped the run with tasks open (iterations, budget, wait)
   4    stuck: no progress or the same error too often, or only failed tasks left
-  130  interrupted (Ctrl-C, SIGTERM)`
+  130  interrupted: Ctrl-C, SIGTERM, SIGHUP (the terminal closed), SIGQUIT`
 
 func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	opts := &runOptions{f: f}
@@ -180,6 +180,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
+	if err := stopCrashed(opts.f, store); err != nil {
+		return err
+	}
+	// Every process the run starts from here on dies with it.
+	lopts.RunID = state.NewRunID(time.Now())
+	ctx, life := family(ctx, opts.f, lopts.RunID)
+	defer life.Close()
 	pre, err := prerun(ctx, opts.f, dir, cfg, plan)
 	if err != nil {
 		return err
@@ -205,6 +212,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	// q in the TUI stops the run as Ctrl-C does; p and s steer it.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	defer stopOnBrokenPipe(stop)()
 	steer := loop.NewSteering()
 	deps.Control = steer
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
@@ -213,11 +221,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
-	deps.Emit = render.Handle
+	deps.Emit = life.attach(render.Handle)
 	if msg := gv.warning(); msg != "" {
-		render.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}
 	err = pre.run(ctx, lopts, deps)
+	life.detach()
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
 		// The renderer showed how the run ended; the exit code says the rest.

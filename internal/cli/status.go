@@ -3,10 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
@@ -45,11 +47,23 @@ func runStatus(opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
+	report := statusReport{State: st}
+	if state.Live(st.Status) {
+		// state.json says a run is going: the lock says whether one is.
+		held, err := store.Held()
+		if err != nil {
+			return err
+		}
+		if !held {
+			report = crashedReport(st)
+			st = report.State
+		}
+	}
 	w := opts.f.IO.Out
 	if opts.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return enc.Encode(report)
 	}
 	if st.RunID == "" {
 		_, err := fmt.Fprintln(w, "no run yet: start one with `ralph run`")
@@ -77,4 +91,55 @@ func runStatus(opts *statusOptions) error {
 	fmt.Fprintf(w, "tokens     %d in, %d out, %d cache read, %d cache write\n", t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens)
 	_, err = fmt.Fprintf(w, "cost       $%.4f over %s\n", t.CostUSD, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
 	return err
+}
+
+// statusReport is what status --json prints: state.json, and for a run
+// that died without saying so, status "crashed" with what state.json
+// said and the processes it left that are still running.
+type statusReport struct {
+	state.State
+	// RecordedStatus is the status state.json holds, when Status says
+	// something else.
+	RecordedStatus string `json:"recorded_status,omitempty"`
+	// Leftovers are the live processes a crashed run started.
+	Leftovers []leftover `json:"leftovers,omitempty"`
+}
+
+type leftover struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+}
+
+// crashedReport is the status of a run that state.json says is live while
+// no run holds the lock: it was killed (kill -9, the OOM killer, a CI
+// cancel), crashed, or the machine went down, and could not say so.
+func crashedReport(st state.State) statusReport {
+	r := statusReport{State: st, RecordedStatus: st.Status}
+	r.Status = state.StatusCrashed
+	var b strings.Builder
+	fmt.Fprintf(&b, "the run stopped unexpectedly (pid %d was killed or crashed, or the machine went down)", st.PID)
+	if st.Iteration > 0 && st.CurrentTask != "" {
+		fmt.Fprintf(&b, " during iteration %d (task %s)", st.Iteration, st.CurrentTask)
+	}
+	b.WriteString("; `ralph run` continues the plan")
+	if st.Iteration > 0 && st.CurrentTask != "" {
+		b.WriteString(" and records that iteration as interrupted")
+	}
+	if left := proc.Survivors(st.RunID); len(left) > 0 {
+		for _, l := range left {
+			r.Leftovers = append(r.Leftovers, leftover{PID: l.Pid, Command: l.Command})
+		}
+		fmt.Fprintf(&b, "; %d of its processes still run, which it stops first: %s", len(left), describe(left))
+	}
+	r.Message = b.String()
+	return r
+}
+
+// describe lists processes: "node server.js (pid 4242), sleep 60 (pid 4243)".
+func describe(procs []proc.Leftover) string {
+	s := make([]string, len(procs))
+	for i, p := range procs {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
 }

@@ -60,6 +60,9 @@ type Options struct {
 	// Env is the environment agents start from.
 	Env []string
 	PID int
+	// RunID is the run's id; "" makes one. The command line makes it
+	// before the run starts: its children carry it (proc's family mark).
+	RunID string
 }
 
 // Deps are what the loop works with. Repo and Gate may be nil.
@@ -189,8 +192,16 @@ func (r *runner) start(ctx context.Context) error {
 		return err
 	}
 	now := r.deps.Now()
+	id := r.opts.RunID
+	if id == "" {
+		id = state.NewRunID(now)
+	}
+	crashed, err := r.recordCrashed(prev)
+	if err != nil {
+		return err
+	}
 	r.st = state.State{
-		RunID:     state.NewRunID(now),
+		RunID:     id,
 		Status:    state.StatusRunning,
 		Plan:      r.deps.Plan.Plan().Path,
 		Agent:     r.deps.Agent.Name(),
@@ -214,6 +225,9 @@ func (r *runner) start(ctx context.Context) error {
 	}
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
 		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.gatesNote()})
+	if crashed != "" {
+		r.emit(Event{Kind: EventWarning, Message: crashed})
+	}
 	return nil
 }
 

@@ -12,9 +12,16 @@
 // It must not decide what an exit means (a failed gate, an agent error, a
 // git conflict are its callers' business), parse what a child prints, or
 // keep anything between children. Everything about how a child is set up
-// goes through Cmd.command, the one place a Cmd becomes an exec.Cmd: that is
-// where a parent-death signal, a subreaper sweep of descendants that left
-// the group and a sandbox wrapper that rewrites argv and env belong.
+// goes through Cmd.command, the one place a Cmd becomes an exec.Cmd: the
+// parent-death signal is set there, the family marker (family.go) is put
+// in the environment there, and a sandbox wrapper that rewrites argv and
+// env belongs there.
+//
+// A ralph run keeps its children on a short leash (family.go): each one
+// dies with ralph (a parent-death signal, and a guardian process that
+// kills what is left when ralph is gone, however it ends), and when one
+// ends, the descendants that left its group (daemons, setsid, double
+// forks) are found by the marker they inherit and killed too.
 package proc
 
 import (
@@ -24,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,28 +81,50 @@ type Cmd struct {
 	// its stdin and output pipes when something that escaped its group
 	// still holds them; zero is DefaultWaitDelay.
 	WaitDelay time.Duration
+	// KeepDaemons, in a family, leaves the daemons the child starts out of
+	// its group alone: it gets no mark, so no sweep, no Close and no
+	// guardian looks for them. It is for git, whose daemons (gc --auto,
+	// fsmonitor, a watchman a hook starts) are meant to outlive it; the
+	// child itself still dies with ralph.
+	KeepDaemons bool
 }
 
 // command turns c into the exec.Cmd that starts it, path being the
-// resolved executable. It is the one place a child's process attributes
-// are decided: a parent-death signal (SysProcAttr.Pdeathsig, which needs
-// Start on a locked OS thread that lives as long as the child), a
-// subreaper sweep of descendants that left the group, and a sandbox
-// wrapper that rewrites argv and env go here.
-func (c *Cmd) command(path string) *exec.Cmd {
+// resolved executable and marker the family marker ("" outside a family).
+// It is the one place a child's process attributes are decided: its own
+// group, the parent-death signal (which fires when the thread that
+// started the child ends: Start keeps that thread for the child, see
+// launch), the marker its descendants inherit, and a sandbox wrapper that
+// rewrites argv and env would go here too.
+func (c *Cmd) command(path, marker string) *exec.Cmd {
+	env := c.Env
+	if marker != "" {
+		env = withMarker(env, marker)
+	}
 	return &exec.Cmd{
 		Path: path,
 		Args: slices.Clone(c.Argv),
 		Dir:  c.Dir,
-		Env:  c.Env,
+		Env:  env,
 		// exec copies a reader in a goroutine, closes the pipe after and
 		// ignores EPIPE; nil is /dev/null.
 		Stdin: c.Stdin,
-		// Its own group, so that a stop reaches everything it started.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// Its own group, so that a stop reaches everything it started;
+		// when ralph dies, the signal a stop would send first.
+		SysProcAttr: sysProcAttr(c.deathSignal()),
 		// A grandchild that keeps stdin open must not hang Wait.
 		WaitDelay: c.waitDelay(),
 	}
+}
+
+// deathSignal is what the child gets when ralph dies: SIGTERM when it is
+// given a grace on a stop (git removes its lock files on SIGTERM), SIGKILL
+// otherwise. The guardian sends SIGKILL to what is left shortly after.
+func (c *Cmd) deathSignal() syscall.Signal {
+	if c.Grace > 0 {
+		return syscall.SIGTERM
+	}
+	return syscall.SIGKILL
 }
 
 func (c *Cmd) waitDelay() time.Duration {
@@ -119,6 +149,10 @@ type Result struct {
 	// Duration is from the start until the child had exited and its
 	// output was drained (or given up on).
 	Duration time.Duration
+	// Leftovers are the descendants that were still running once the
+	// child had exited, outside its group (daemons, setsid), and were
+	// killed; only a child started in a Family is swept so (family.go).
+	Leftovers []Leftover
 }
 
 // Err is nil when the child exited 0, and an *ExitError otherwise.
@@ -152,6 +186,11 @@ type Process struct {
 	cmd   *exec.Cmd
 	start time.Time
 	last  atomic.Int64 // when output was last seen, as time since start
+	// fam is the family the child belongs to (nil for none), marker its
+	// mark in it.
+	fam    *Family
+	marker string
+	exited chan struct{} // closed once the child has exited and been reaped
 
 	streams []*stream
 	open    atomic.Int32  // streams not yet at EOF
@@ -184,7 +223,14 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 			return nil, err
 		}
 	}
-	p := &Process{c: c, cmd: c.command(path), drained: make(chan struct{}), done: make(chan struct{})}
+	p := &Process{c: c, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
+	if fam := FamilyOf(ctx); fam != nil {
+		p.fam = fam
+		if !c.KeepDaemons {
+			p.marker = fam.nextMarker()
+		}
+	}
+	p.cmd = c.command(path, p.marker)
 	childEnds, err := p.pipes()
 	closeAll := func() {
 		for _, f := range childEnds {
@@ -197,7 +243,7 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 		return nil, err
 	}
 	p.start = time.Now()
-	err = p.cmd.Start()
+	err = p.launch()
 	closeAll() // the child has its own copies
 	if err != nil {
 		p.closeStreams()
@@ -210,6 +256,29 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	p.copyOutput()
 	go p.supervise(ctx)
 	return p, nil
+}
+
+// launch starts the child and reaps it on a goroutine of its own that
+// holds its OS thread until then. The parent-death signal is tied to the
+// thread that forked the child, not to ralph (go.dev/issue/27505): a
+// thread that another goroutine ends (one that returns while locked to
+// it) would take the child with it. Locked here, no other goroutine runs
+// on the thread, so it lives exactly as long as the child needs it.
+func (p *Process) launch() error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := p.fam.start(p.cmd)
+		started <- err
+		if err != nil {
+			return
+		}
+		_ = p.cmd.Wait() // the exit status is read from ProcessState
+		p.fam.reaped(p.cmd.Process.Pid)
+		close(p.exited)
+	}()
+	return <-started
 }
 
 // Run starts c and waits for it to end. When c could not be started the
@@ -343,11 +412,7 @@ func sameWriter(a, b io.Writer) (same bool) {
 // supervise waits for the child to exit, ending it when a timeout expires
 // or ctx is done, sweeps its group, drains its output and sets the result.
 func (p *Process) supervise(ctx context.Context) {
-	exited := make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait() // the exit status is read from ProcessState
-		close(exited)
-	}()
+	exited := p.exited
 	pgid := p.Pid()
 	var res Result
 	done := ctx.Done()
@@ -405,8 +470,11 @@ wait:
 			break wait
 		}
 	}
-	// Sweep: nothing the child started outlives it in its group.
+	// Sweep: nothing the child started outlives it in its group, nor,
+	// in a family, outside it (which also lets go of pipes an escaped
+	// descendant held).
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	res.Leftovers = p.fam.sweep(p.marker, pgid, p.c.Argv)
 
 	// Whatever still holds our pipes has left the group; give up on it
 	// after WaitDelay rather than wait for it.

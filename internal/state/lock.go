@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -123,7 +124,7 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if err := flock(f); err != nil {
+	if err := flockRetry(f); err != nil {
 		defer f.Close()
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -164,6 +165,53 @@ func rewrite(f *os.File, b []byte) error {
 	}
 	_, err := f.WriteAt(b, 0)
 	return err
+}
+
+// flockRetry is flock, tried again for a moment while the lock file is
+// empty: a run that holds the lock writes its pid at once, so an empty
+// file is a holder in its first instant or a `ralph status` looking
+// (Held), which lets go at once.
+func flockRetry(f *os.File) error {
+	const tries, pause = 10, 10 * time.Millisecond
+	for i := 1; ; i++ {
+		err := flock(f)
+		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) || i == tries {
+			return err
+		}
+		if fi, serr := f.Stat(); serr != nil || fi.Size() > 0 {
+			return err
+		}
+		time.Sleep(pause)
+	}
+}
+
+// Held reports whether a ralph run holds the project's lock, which is
+// how a run that stopped without saying so (killed, crashed, the machine
+// restarted) is told from a live one: the kernel drops a dead process's
+// flock, while state.json keeps saying "running". It takes a shared flock
+// for an instant and writes nothing.
+func (s *Store) Held() (bool, error) {
+	f, err := os.Open(s.path(LockFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock: %w", err)
+	}
+	defer f.Close() // and with it the shared flock
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return true, nil
+	}
+	return false, fmt.Errorf("lock %s: %w", s.path(LockFile), err)
 }
 
 // flock takes an exclusive flock(2) on f without waiting;

@@ -390,3 +390,43 @@ func TestLockConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestHeld: Held tells a held lock from a free one (a run that died drops
+// its flock), takes nothing away from the holder, and leaves the lock free
+// for the next run.
+func TestHeld(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() bool {
+		t.Helper()
+		h, err := s.Held()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if held() {
+		t.Error("Held with no lock file: true")
+	}
+	release, err := s.Lock(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held() {
+		t.Error("Held while a run holds the lock: false")
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if held() {
+		t.Error("Held after the run released the lock: true")
+	}
+	release, err = s.Lock(os.Getpid())
+	if err != nil {
+		t.Fatalf("Lock after Held: %v", err)
+	}
+	_ = release()
+}

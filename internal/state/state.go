@@ -27,7 +27,16 @@ const (
 	StatusStuck       = "stuck"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusCrashed is never written: status reports it for a state.json
+	// that says a run is live (Live) while no run holds the lock.
+	StatusCrashed = "crashed"
 )
+
+// Live reports whether status is that of a run still going: a state.json
+// that says so while no run holds the lock was left by a run that died.
+func Live(status string) bool {
+	return status == StatusRunning || status == StatusWaiting || status == StatusPaused
+}
 
 // Record is one line of history.jsonl: one agent invocation, whatever its
 // outcome.

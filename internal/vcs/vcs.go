@@ -123,6 +123,8 @@ func command(ctx context.Context, dir string, environ, extraEnv []string, bin st
 		Env:    append(slices.Clip(environ), extraEnv...),
 		Stdout: &stdout, Stderr: &stderr,
 		Grace: stopGrace,
+		// git's own daemons (gc --auto, fsmonitor) are meant to outlive it.
+		KeepDaemons: true,
 	})
 	if err == nil {
 		err = res.Err()

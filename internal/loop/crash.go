@@ -1,0 +1,86 @@
+package loop
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// recordCrashed writes the history lines that a run which died during
+// its iterations (killed with -9, the OOM killer, a crash, the machine
+// going down) could not write: one interrupted line per iteration that
+// was running. The run holds the lock by now, so a state.json that still
+// says the last run is live was left by one that died. It returns what to
+// tell the user, "" when the last run ended properly.
+func (r *runner) recordCrashed(prev state.State) (string, error) {
+	if !state.Live(prev.Status) || prev.RunID == "" {
+		return "", nil
+	}
+	msg := fmt.Sprintf("the last run (%s) stopped unexpectedly", prev.RunID)
+	tasks := strings.Split(prev.CurrentTask, ",")
+	if prev.Iteration == 0 || prev.CurrentTask == "" {
+		return msg + " before its first iteration", nil
+	}
+	hist, err := r.deps.Store.History()
+	if err != nil {
+		return "", err
+	}
+	recorded := map[int]bool{}
+	for _, rec := range hist {
+		if rec.RunID == prev.RunID {
+			recorded[rec.Iteration] = true
+		}
+	}
+	// The iterations without a line; the running tasks (several with
+	// --parallel) were the last ones started. Which number each of
+	// several had is not recorded: they are paired in order.
+	var missing []int
+	for n := 1; n <= prev.Iteration; n++ {
+		if !recorded[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > len(tasks) {
+		missing = missing[len(missing)-len(tasks):]
+	}
+	if len(missing) == 0 {
+		// It died after its last line, between iterations.
+		return msg + fmt.Sprintf(" after iteration %d", prev.Iteration), nil
+	}
+	var what []string
+	for i, n := range missing {
+		rec := r.crashedRecord(prev, n, tasks[i])
+		if err := r.deps.Store.AppendHistory(rec); err != nil {
+			return "", err
+		}
+		what = append(what, fmt.Sprintf("iteration %d (task %s)", n, rec.TaskID))
+	}
+	return msg + " during " + strings.Join(what, ", ") + "; recorded as interrupted", nil
+}
+
+// crashedRecord is the history line of iteration n of the dead run prev,
+// on task id. Its times come from the iteration's files: the prompt is
+// written as it starts, the transcript as the agent speaks.
+func (r *runner) crashedRecord(prev state.State, n int, id string) state.Record {
+	rec := state.Record{RunID: prev.RunID, Iteration: n, TaskID: id, Agent: prev.Agent, Model: prev.Model,
+		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: OutcomeInterrupted,
+		Error: fmt.Sprintf("ralph stopped unexpectedly during this iteration (pid %d was killed or crashed, "+
+			"or the machine went down); recorded by the next run", prev.PID)}
+	if promptPath, outPath, err := r.deps.Store.IterationFiles(prev.RunID, n); err == nil {
+		if fi, err := os.Stat(promptPath); err == nil {
+			rec.StartedAt = fi.ModTime()
+		}
+		rec.EndedAt = rec.StartedAt
+		if fi, err := os.Stat(outPath); err == nil && fi.ModTime().After(rec.StartedAt) {
+			rec.EndedAt = fi.ModTime()
+		}
+	}
+	if rec.EndedAt.IsZero() {
+		rec.EndedAt = rec.StartedAt
+	}
+	rec.DurationMS = rec.EndedAt.Sub(rec.StartedAt).Round(time.Millisecond).Milliseconds()
+	return rec
+}

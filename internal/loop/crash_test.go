@@ -1,0 +1,93 @@
+package loop
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// TestCrashedRunIsRecorded: a state.json that says the last run is live,
+// found by a run that holds the lock, is a run that died mid-iteration;
+// its unfinished iteration gets its interrupted line, once, with the times
+// its files show, before the new run starts.
+func TestCrashedRunIsRecorded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	f.opts.RunID = "new-run"
+	started := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	f.store.st = state.State{RunID: "dead-run", Status: state.StatusRunning, Agent: "claude", Model: "opus",
+		Iteration: 2, CurrentTask: "B", PID: 4242, UpdatedAt: started}
+	f.store.history = []state.Record{{RunID: "dead-run", Iteration: 1, TaskID: "A", Outcome: OutcomeNoMarker}}
+	promptPath, outPath, _ := f.store.IterationFiles("dead-run", 2)
+	for path, at := range map[string]time.Time{promptPath: started, outPath: started.Add(90 * time.Second)} {
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	got := f.store.history[1]
+	want := state.Record{RunID: "dead-run", Iteration: 2, TaskID: "B", Agent: "claude", Model: "opus",
+		StartedAt: started, EndedAt: started.Add(90 * time.Second), DurationMS: 90_000, ExitCode: -1,
+		Outcome: OutcomeInterrupted, Error: got.Error}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the dead run's line (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(got.Error, "stopped unexpectedly") || !strings.Contains(got.Error, "4242") {
+		t.Errorf("error %q: want it to say ralph stopped unexpectedly, with its pid", got.Error)
+	}
+	if diff := cmp.Diff([]string{"A:no_marker", "B:interrupted", "A:task_done", "B:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if len(f.warns) == 0 || !strings.Contains(f.warns[0], "the last run (dead-run) stopped unexpectedly during iteration 2 (task B)") {
+		t.Errorf("warnings %q: want the dead run reported", f.warns)
+	}
+	if f.store.st.RunID != "new-run" {
+		t.Errorf("run id %q, want the one given", f.store.st.RunID)
+	}
+}
+
+func TestCrashedRunRecordedOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		prev state.State
+		warn string // "" for none
+	}{
+		{"ended properly", state.State{RunID: "r", Status: state.StatusInterrupted, Iteration: 1, CurrentTask: "A"}, ""},
+		{"died after its line", state.State{RunID: "r", Status: state.StatusWaiting, Iteration: 1, CurrentTask: "A"},
+			"the last run (r) stopped unexpectedly after iteration 1"},
+		{"died before an iteration", state.State{RunID: "r", Status: state.StatusRunning},
+			"the last run (r) stopped unexpectedly before its first iteration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A"}, done())
+			f.store.st = tt.prev
+			f.store.history = []state.Record{{RunID: "r", Iteration: 1, TaskID: "A", Outcome: OutcomeInterrupted}}
+			if err := f.run(t); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"A:interrupted", "A:task_done"}, f.outcomes()); diff != "" {
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			var warn string
+			if len(f.warns) > 0 {
+				warn = f.warns[0]
+			}
+			if warn != tt.warn {
+				t.Errorf("warning %q, want %q", warn, tt.warn)
+			}
+		})
+	}
+}
