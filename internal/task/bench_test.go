@@ -91,6 +91,61 @@ func tmpfs(b *testing.B) string {
 	return dir
 }
 
+// BenchmarkSetStatusEdit50 is what SetStatus does in memory on a
+// 50-story prd.json, without the write: change check (the file is read and
+// compared), splice, the parse of the result, the check that the status
+// took.
+func BenchmarkSetStatusEdit50(b *testing.B) {
+	benchEdit(b, "prd.json", planN(50), 50)
+}
+
+func BenchmarkSetStatusEdit1000(b *testing.B) {
+	benchEdit(b, "prd.json", planN(1000), 1000)
+}
+
+func BenchmarkSetStatusEditChecklist50(b *testing.B) {
+	benchEdit(b, "IMPLEMENTATION_PLAN.md", checklistN(50), 50)
+}
+
+func benchEdit(b *testing.B, name string, data []byte, n int) {
+	b.Helper()
+	path := filepath.Join(tmpfs(b), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		st := StatusDone
+		if (i/n)%2 == 1 {
+			st = StatusOpen
+		}
+		id := fmt.Sprintf("T-%03d", i%n+1)
+		next, err := f.prepare("", nil, func(cur parsed) (parsed, error) { return f.format.setStatus(cur, id, st) },
+			func(after *Plan) error {
+				if t, ok := after.Task(id); !ok || t.Status != st {
+					return fmt.Errorf("%s is not %s", id, st)
+				}
+				return nil
+			})
+		if err != nil || next == nil {
+			b.Fatal(err, next)
+		}
+		// Keep the file as the next change check expects it, off the clock.
+		b.StopTimer()
+		f.cur = next
+		if err := os.WriteFile(path, next.source(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		i++
+	}
+}
+
 // BenchmarkSetStatus50 is SetStatus on a 50-story prd.json on the disk
 // the tests run on: fsync of the file and of the directory included.
 func BenchmarkSetStatus50(b *testing.B) {

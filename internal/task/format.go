@@ -11,25 +11,38 @@ import (
 
 // format reads and writes one kind of plan file. Each format lives in its own
 // file (prd.go, tasksjson.go, ...) and is chosen by detect. Implementations
-// are stateless: they work on the bytes they are given, so File can re-read,
-// merge and retry without caring which format it holds.
+// are stateless: they work on the bytes, or the parse of the bytes, they are
+// given, so File can re-read, merge and retry without caring which format it
+// holds.
 type format interface {
 	// name is the format's name as `ralph tasks list --json` prints it.
 	name() string
-	// parse reads and validates a plan. path is only used in errors, which
+	// read reads and validates a plan. path is only used in errors, which
 	// are *Error values (joined when there are several).
-	parse(path string, data []byte) (*Plan, error)
-	// setStatus returns data with task id set to st, changing only the bytes
-	// it must, or data itself when the file already says so. It returns an
-	// error wrapping ErrUnknownTask when no task has that id, and the
-	// validation errors of parse when data is invalid.
-	setStatus(path string, data []byte, id string, st Status) ([]byte, error)
+	read(path string, data []byte) (parsed, error)
+	// setStatus returns the parse of cur's content with task id set to st,
+	// changing only the bytes it must, or cur itself when the content
+	// already says so. The result is validated as read validates: it is
+	// what read would return for its bytes. It returns an error wrapping
+	// ErrUnknownTask when no task has that id.
+	setStatus(cur parsed, id string, st Status) (parsed, error)
 	// add returns data with t appended as the plan's last task, written the
 	// way the tasks before it are. t.ID is set (File.Add picks one).
 	add(path string, data []byte, t Task) ([]byte, error)
 	// encode writes p from scratch in this format: the writer of `ralph
 	// convert`, `ralph init` and the examples in planning prompts.
 	encode(p *Plan) ([]byte, error)
+}
+
+// parsed is what a format read from a plan's bytes: the plan, and the
+// format's own record of where each task sits in those bytes, which lets it
+// edit them in place without reading them again. Like a *Plan, it is never
+// modified once read.
+type parsed interface {
+	// source returns the bytes that were read.
+	source() []byte
+	// result returns the plan read from them.
+	result() *Plan
 }
 
 // Format names, as `ralph tasks list --json` prints them.
@@ -125,6 +138,15 @@ func Parse(path string, data []byte) (*Plan, error) {
 		return nil, err
 	}
 	return parsePlan(fm, path, data)
+}
+
+// parsePlan reads data with fm and returns the plan.
+func parsePlan(fm format, path string, data []byte) (*Plan, error) {
+	p, err := fm.read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.result(), nil
 }
 
 // ParseAs reads data as a plan in the named format.

@@ -50,12 +50,12 @@ type headingSec struct {
 	boxes      []*mdItem // its checkbox items, at any depth
 }
 
-func (headingFormat) parse(path string, data []byte) (*Plan, error) {
+func (headingFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readHeadingPlan(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
 // readHeadingPlan parses and validates a heading plan.
@@ -174,11 +174,12 @@ func anyBox(its []*mdItem, mark byte) bool {
 	return false
 }
 
-func (headingFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	d, err := readHeadingPlan(path, data)
-	if err != nil {
-		return nil, err
+func (headingFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, ok := cur.(*headingDoc)
+	if !ok {
+		return nil, fmt.Errorf("internal error: %T is not a heading plan", cur)
 	}
+	path, data := d.plan.Path, d.doc.src
 	i := -1
 	for k := range d.tasks {
 		if d.tasks[k].ID == id {
@@ -194,7 +195,7 @@ func (headingFormat) setStatus(path string, data []byte, id string, st Status) (
 		return nil, fmt.Errorf("unknown task status %q", st)
 	}
 	if d.tasks[i].Status == st {
-		return data, nil
+		return d, nil
 	}
 	sec := d.secs[i]
 	out := bytes.Clone(data)
@@ -228,14 +229,11 @@ func (headingFormat) setStatus(path string, data []byte, id string, st Status) (
 	if want != text {
 		out = splice(out, h.textStart, h.textEnd, want)
 	}
-	read := func(path string, data []byte) (*mdTasks, error) {
-		d, err := readHeadingPlan(path, data)
-		if err != nil {
-			return nil, err
-		}
-		return d.mdTasks, nil
+	next, err := checkStatus(path, out, id, st, readHeadingPlan)
+	if err != nil {
+		return nil, err
 	}
-	return checkStatus(path, out, id, st, read)
+	return next, nil
 }
 
 // withoutMark removes every mark from a heading's text, with the space

@@ -21,16 +21,20 @@ type mdJSONFormat struct{}
 
 func (mdJSONFormat) name() string { return FormatMarkdownJSON }
 
-func (mdJSONFormat) parse(path string, data []byte) (*Plan, error) {
+func (mdJSONFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readMDJSON(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
-func (mdJSONFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	return setJSONStatus(path, data, id, st, readMDJSON)
+func (mdJSONFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, err := asJSONTasks(cur)
+	if err != nil {
+		return nil, err
+	}
+	return setJSONStatus(d, id, st, readMDJSON)
 }
 
 func (mdJSONFormat) add(path string, data []byte, t Task) ([]byte, error) {
@@ -107,5 +111,7 @@ func readMDJSON(path string, data []byte) (*jsonTasks, error) {
 		stop = f.start
 	}
 	d.plan.Description = doc.overview(stop)
+	d.plan.Validation = validationCommands(string(data))
+	d.data = data // the JSON was read from a masked copy
 	return d, nil
 }
