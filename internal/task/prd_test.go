@@ -266,7 +266,7 @@ func TestSetStatusChainsWithoutReading(t *testing.T) {
 				// The same stories as a plain array, with CRLF line ends and
 				// a null "passes".
 				data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
-				data = data[bytes.IndexByte(data, '['):bytes.LastIndexByte(data, ']')+1]
+				data = data[bytes.IndexByte(data, '[') : bytes.LastIndexByte(data, ']')+1]
 				data = bytes.Replace(data, []byte(`"passes": false`), []byte(`"passes": null`), 1)
 			}
 			cur, err := fm.read("plan", data)
