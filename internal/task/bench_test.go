@@ -165,3 +165,28 @@ func BenchmarkSetStatus1000Tmpfs(b *testing.B) {
 func BenchmarkSetStatusChecklist50Tmpfs(b *testing.B) {
 	benchSetStatus(b, tmpfs(b), "IMPLEMENTATION_PLAN.md", checklistN(50), 50)
 }
+
+// BenchmarkModified is the change check the runner makes three times an
+// iteration, on an unchanged prd.json.
+func BenchmarkModified(b *testing.B) {
+	for _, n := range []int{50, 1000, 5000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			path := filepath.Join(tmpfs(b), "prd.json")
+			data := planN(n)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			f, err := Load(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if mod, err := f.Modified(); err != nil || mod {
+					b.Fatal(mod, err)
+				}
+			}
+		})
+	}
+}

@@ -95,17 +95,57 @@ func (f *File) Modified() (bool, error) {
 	return changed, err
 }
 
-// disk compares the file on disk with what we last read or wrote. It returns the disk content,
-// or nil when the file is gone.
+// disk compares the file on disk with what we last read or wrote. It
+// returns the disk content when it differs, or nil when the file is gone.
+//
+// The runner asks three times an iteration, so an unchanged file, the
+// usual answer, is compared as it is read, a chunk at a time, instead of
+// being read whole into memory first.
 func (f *File) disk() (changed bool, data []byte, err error) {
-	data, err = os.ReadFile(f.path)
+	fh, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil, nil
 	}
 	if err != nil {
 		return false, nil, err
 	}
-	return !bytes.Equal(data, f.cur.source()), data, nil
+	defer fh.Close()
+	want := f.cur.source()
+	same, err := sameContent(fh, want)
+	if err != nil || same {
+		return false, nil, err
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return false, nil, err
+	}
+	if data, err = io.ReadAll(fh); err != nil {
+		return false, nil, err
+	}
+	return !bytes.Equal(data, want), data, nil
+}
+
+// sameContent reports whether fh's content is want, reading no more than
+// it must.
+func sameContent(fh *os.File, want []byte) (bool, error) {
+	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() != int64(len(want)) {
+		return false, nil
+	}
+	buf := make([]byte, min(len(want)+1, 64<<10)) // +1: notice a longer file
+	for off := 0; ; {
+		n, err := fh.Read(buf)
+		if n > 0 {
+			if off+n > len(want) || !bytes.Equal(buf[:n], want[off:off+n]) {
+				return false, nil
+			}
+			off += n
+		}
+		if err == io.EOF {
+			return off == len(want), nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 // Reload re-reads the file, for agent-ownership mode where the agent ticks
