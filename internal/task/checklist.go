@@ -48,9 +48,21 @@ func (d *mdTasks) find(path, id string) (*mdTask, error) {
 	return nil, fmt.Errorf("%s: %w %q", path, ErrUnknownTask, id)
 }
 
+func (checklistFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := checklistOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // readChecklist parses and validates a checklist.
 func readChecklist(path string, data []byte) (*mdTasks, error) {
-	doc := parseMarkdown(data)
+	return checklistOf(path, parseMarkdown(data))
+}
+
+// checklistOf reads the checklist of parsed markdown.
+func checklistOf(path string, doc *mdDoc) (*mdTasks, error) {
 	c := &mdChecker{path: path, doc: doc}
 	var tasks []mdTask
 	for _, it := range doc.items {
@@ -65,7 +77,7 @@ func readChecklist(path string, data []byte) (*mdTasks, error) {
 	if len(c.errs) > 0 {
 		return nil, c.err()
 	}
-	return newMDTasks(doc, path, FormatChecklist, tasks, doc.title(), doc.overview(len(data))), nil
+	return newMDTasks(doc, path, FormatChecklist, tasks, doc.title(), doc.overview(len(doc.src))), nil
 }
 
 func newMDTasks(doc *mdDoc, path, formatName string, tasks []mdTask, name, desc string) *mdTasks {

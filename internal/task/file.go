@@ -53,11 +53,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	fm, err := detect(path, data)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := fm.read(path, data)
+	fm, cur, err := detectAndRead(path, data)
 	if err != nil {
 		return nil, err
 	}

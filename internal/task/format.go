@@ -133,11 +133,11 @@ func Encode(formatName string, p *Plan) ([]byte, error) {
 // Parse reads data as a plan file called path, detecting its format as Load
 // does.
 func Parse(path string, data []byte) (*Plan, error) {
-	fm, err := detect(path, data)
+	_, p, err := detectAndRead(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return parsePlan(fm, path, data)
+	return p.result(), nil
 }
 
 // parsePlan reads data with fm and returns the plan.
@@ -190,48 +190,87 @@ func taskHeading(text string) (id, title string, ok bool) {
 	return m[1], strings.Join(strings.Fields(m[2]), " "), true
 }
 
+// markdownFormat is a format read from parsed markdown: detect has parsed
+// it already when it picked the format, and parsing is most of reading.
+type markdownFormat interface {
+	readMarkdown(path string, doc *mdDoc) (parsed, error)
+}
+
+// Every markdown format reads from detect's parse.
+var (
+	_ markdownFormat = checklistFormat{}
+	_ markdownFormat = headingFormat{}
+	_ markdownFormat = progressFormat{}
+	_ markdownFormat = mdJSONFormat{}
+)
+
+// detectAndRead detects data's format and reads it, parsing markdown once
+// for both.
+func detectAndRead(path string, data []byte) (format, parsed, error) {
+	fm, doc, err := detectDoc(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p parsed
+	if md, ok := fm.(markdownFormat); ok && doc != nil {
+		p, err = md.readMarkdown(path, doc)
+	} else {
+		p, err = fm.read(path, data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fm, p, nil
+}
+
 // detect picks the format of a plan from its content, then its name. A JSON
 // object is prd.json even when it lacks "userStories", so that the user gets
 // prd.json's error saying what to add rather than "unknown format".
 func detect(path string, data []byte) (format, error) {
+	fm, _, err := detectDoc(path, data)
+	return fm, err
+}
+
+// detectDoc is detect, plus the markdown it parsed to decide, if it did.
+func detectDoc(path string, data []byte) (format, *mdDoc, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, utf8BOM), " \t\r\n")
 	base := strings.ToLower(filepath.Base(path))
 	ext := filepath.Ext(base)
 	switch {
 	case len(body) > 0 && body[0] == '[':
-		return tasksJSONFormat{}, nil
+		return tasksJSONFormat{}, nil, nil
 	case len(body) > 0 && body[0] == '{':
-		return prdFormat{}, nil
+		return prdFormat{}, nil, nil
 	case base == "tasks.json":
-		return tasksJSONFormat{}, nil
+		return tasksJSONFormat{}, nil, nil
 	case ext == ".json":
-		return prdFormat{}, nil
+		return prdFormat{}, nil, nil
 	}
 	doc := parseMarkdown(data)
 	if base == "progress.md" {
-		return progressFormat{}, nil
+		return progressFormat{}, doc, nil
 	}
 	if jsonTaskFence(doc) != nil {
-		return mdJSONFormat{}, nil
+		return mdJSONFormat{}, doc, nil
 	}
 	for _, h := range doc.headings {
 		if _, _, ok := taskHeading(h.text); ok && h.level >= 2 {
-			return headingFormat{}, nil
+			return headingFormat{}, doc, nil
 		}
 	}
 	if isProgressDoc(doc) {
-		return progressFormat{}, nil
+		return progressFormat{}, doc, nil
 	}
 	for _, it := range doc.items {
 		if it.box != 0 {
-			return checklistFormat{}, nil
+			return checklistFormat{}, doc, nil
 		}
 	}
 	switch ext {
 	case ".md", ".markdown":
-		return checklistFormat{}, nil // its error says how tasks are written
+		return checklistFormat{}, doc, nil // its error says how tasks are written
 	}
-	return nil, unsupported(path, "not a format ralph knows")
+	return nil, nil, unsupported(path, "not a format ralph knows")
 }
 
 func unsupported(path, what string) error {

@@ -58,9 +58,21 @@ func (headingFormat) read(path string, data []byte) (parsed, error) {
 	return d, nil
 }
 
+func (headingFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := headingPlanOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // readHeadingPlan parses and validates a heading plan.
 func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
-	doc := parseMarkdown(data)
+	return headingPlanOf(path, parseMarkdown(data))
+}
+
+// headingPlanOf reads the heading plan of parsed markdown.
+func headingPlanOf(path string, doc *mdDoc) (*headingDoc, error) {
 	c := &mdChecker{path: path, doc: doc}
 	var tasks []mdTask
 	var secs []headingSec
@@ -103,7 +115,7 @@ func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
 	if len(c.errs) > 0 {
 		return nil, c.err()
 	}
-	return &headingDoc{mdTasks: newMDTasks(doc, path, FormatHeadingPlan, tasks, doc.title(), doc.overview(len(data))), secs: secs}, nil
+	return &headingDoc{mdTasks: newMDTasks(doc, path, FormatHeadingPlan, tasks, doc.title(), doc.overview(len(doc.src))), secs: secs}, nil
 }
 
 // sectionBody reads a task section: checkbox items are criteria, "Key:

@@ -82,7 +82,20 @@ func jsonTaskFence(doc *mdDoc) *mdFence {
 // block is blanked (newlines kept), so offsets and lines are the file's own
 // and edits splice the real file.
 func readMDJSON(path string, data []byte) (*jsonTasks, error) {
-	doc := parseMarkdown(data)
+	return mdJSONOf(path, parseMarkdown(data))
+}
+
+func (mdJSONFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := mdJSONOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// mdJSONOf reads the task list of parsed markdown.
+func mdJSONOf(path string, doc *mdDoc) (*jsonTasks, error) {
+	data := doc.src
 	f := jsonTaskFence(doc)
 	if f == nil {
 		return nil, &Error{File: path, Msg: "no task list: a markdown plan of this kind holds its tasks in a ```json block, " +

@@ -131,9 +131,22 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return s, false
 }
 
+func (progressFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := progressOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // readProgress parses and validates a progress.md.
 func readProgress(path string, data []byte) (*progressDoc, error) {
-	doc := parseMarkdown(data)
+	return progressOf(path, parseMarkdown(data))
+}
+
+// progressOf reads the progress.md of parsed markdown.
+func progressOf(path string, doc *mdDoc) (*progressDoc, error) {
+	data := doc.src
 	c := &mdChecker{path: path, doc: doc}
 	desc := ""
 	if h := doc.findHeading("Analysis"); h != nil {
