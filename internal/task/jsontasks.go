@@ -110,6 +110,10 @@ func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
 func (c *jsonChecker) readTasks(arr *jsonNode, prefix string, r jsonRules) *jsonTasks {
 	d := &jsonTasks{data: c.doc.data, doc: c.doc, arr: arr, plan: &Plan{}}
 	var fields []string
+	if n := len(arr.elems); n > 0 {
+		d.plan.Tasks, d.nodes, fields = make([]Task, 0, n), make([]*jsonNode, 0, n), make([]string, 0, n)
+		d.passes, d.failed = make([]jsonLiteral, 0, n), make([]bool, 0, n)
+	}
 	for i, n := range arr.elems {
 		field := fmt.Sprintf("%s[%d]", prefix, i)
 		if n.kind != jsonObject {
