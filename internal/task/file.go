@@ -107,25 +107,31 @@ func (f *File) disk() (changed bool, data []byte, err error) {
 	}
 	defer fh.Close()
 	want := f.cur.source()
-	same, err := sameContent(fh, want)
-	if err != nil || same {
+	size := int64(-1) // unknown: not a regular file
+	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	if size < 0 || size == int64(len(want)) {
+		same, err := sameContent(fh, want)
+		if err != nil || same {
+			return false, nil, err
+		}
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			return false, nil, err
+		}
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(max(size, 0)) + bytes.MinRead)
+	if _, err := buf.ReadFrom(fh); err != nil {
 		return false, nil, err
 	}
-	if _, err := fh.Seek(0, io.SeekStart); err != nil {
-		return false, nil, err
-	}
-	if data, err = io.ReadAll(fh); err != nil {
-		return false, nil, err
-	}
+	data = buf.Bytes()
 	return !bytes.Equal(data, want), data, nil
 }
 
 // sameContent reports whether fh's content is want, reading no more than
 // it must.
 func sameContent(fh *os.File, want []byte) (bool, error) {
-	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() != int64(len(want)) {
-		return false, nil
-	}
 	buf := make([]byte, min(len(want)+1, 64<<10)) // +1: notice a longer file
 	for off := 0; ; {
 		n, err := fh.Read(buf)

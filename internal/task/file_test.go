@@ -507,3 +507,46 @@ func mustTime(t *testing.T, s string) time.Time {
 	}
 	return v
 }
+
+// The change check reads in chunks: a difference in the last one, a file
+// that grew or shrank by a byte, are all changes, and Reload then has the
+// new content whole.
+func TestFileModifiedReadsInChunks(t *testing.T) {
+	t.Parallel()
+	data := planN(1000) // more than two chunks
+	if len(data) < 2*64<<10 {
+		t.Fatalf("plan of %d bytes: want at least two chunks", len(data))
+	}
+	edits := map[string][]byte{
+		"last chunk": bytes.Replace(data, []byte(`"T-1000", "title": "Task 1000"`), []byte(`"T-1000", "title": "Task 1OOO"`), 1),
+		"longer":     append(bytes.Clone(data), '\n'),
+		"shorter":    bytes.TrimSuffix(data, []byte("\n")),
+		"same":       bytes.Clone(data),
+	}
+	if bytes.Equal(edits["last chunk"], data) {
+		t.Fatal("the last-chunk edit changed nothing")
+	}
+	for name, edited := range edits {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := writeTemp(t, "prd.json", data, 0o644)
+			f, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := !bytes.Equal(edited, data)
+			if got, err := f.Modified(); err != nil || got != want {
+				t.Fatalf("Modified() = %v, %v; want %v", got, err, want)
+			}
+			if changed, err := f.Reload(); err != nil || changed != want {
+				t.Fatalf("Reload() = %v, %v; want %v", changed, err, want)
+			}
+			if !bytes.Equal(f.Bytes(), edited) {
+				t.Errorf("after Reload, Bytes() is not the file's content")
+			}
+		})
+	}
+}
