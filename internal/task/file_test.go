@@ -550,3 +550,56 @@ func TestFileModifiedReadsInChunks(t *testing.T) {
 		})
 	}
 }
+
+// Edits of every kind, one after the other on one File, each building on
+// the parse the previous one left (a spliced one after a status change):
+// after each, the File says what loading the file again says.
+func TestFileEditsBuildOnEachOther(t *testing.T) {
+	t.Parallel()
+	path := writeTemp(t, "prd.json", []byte(twoStories), 0o644)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"A done", func() error { return f.SetStatus("A", StatusDone) }},
+		{"add C", func() error { _, err := f.Add(Task{Title: "C", ID: "C"}); return err }},
+		{"C done", func() error { return f.SetStatus("C", StatusDone) }},
+		{"B failed", func() error { return f.SetStatus("B", StatusFailed) }},
+		{"A open", func() error { return f.SetStatus("A", StatusOpen) }},
+		{"their edit", func() error {
+			return os.WriteFile(path, bytes.Replace(f.Bytes(), []byte(`"id": "B", "passes": false`), []byte(`"id": "B", "passes": true`), 1), 0o644)
+		}},
+		{"C open, merged", func() error { return f.SetStatus("C", StatusOpen) }},
+		{"B open", func() error { return f.SetStatus("B", StatusOpen) }},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if s.name == "their edit" {
+			continue
+		}
+		fresh, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if !bytes.Equal(f.Bytes(), fresh.Bytes()) {
+			t.Fatalf("%s: the File's content is not the file's", s.name)
+		}
+		if diff := cmp.Diff(fresh.Plan(), f.Plan()); diff != "" {
+			t.Fatalf("%s: plan (-loaded +kept):\n%s", s.name, diff)
+		}
+	}
+	want := []Status{StatusOpen, StatusOpen, StatusOpen}
+	var got []Status
+	for _, tk := range f.Plan().Tasks {
+		got = append(got, tk.Status)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
