@@ -311,6 +311,34 @@ func TestSetStatusMarkdownIsOneByte(t *testing.T) {
 	}
 }
 
+// A mark goes with one space that separated it, and one between two words
+// leaves a space: the title reads the same without it.
+func TestWithoutMark(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Task 3: Docs ✅":  "Task 3: Docs",
+		"✅ Task 2 — b":    "Task 2 — b",
+		"Task 1: a ✅ b":   "Task 1: a b",
+		"Task 1: a ✅b":    "Task 1: a b",
+		"Task 1: a✅ b":    "Task 1: a b",
+		"Task 0:00✅00":    "Task 0:00 00",
+		"✅Task 1":         "Task 1",
+		"Task 1: x ✅✅":    "Task 1: x",
+		"Task 1: ✅":       "Task 1:",
+		"✅":               "",
+		"Task 4: no mark": "Task 4: no mark",
+	} {
+		got := withoutMark(in, markDoneEmoji)
+		if got != want {
+			t.Errorf("withoutMark(%q) = %q, want %q", in, got, want)
+		}
+		_, wantTitle, _ := taskHeading(in)
+		if _, title, _ := taskHeading(got); title != wantTitle {
+			t.Errorf("withoutMark(%q) = %q: title %q, was %q", in, got, title, wantTitle)
+		}
+	}
+}
+
 func TestSetStatusHeadingPlan(t *testing.T) {
 	t.Parallel()
 	data := readFixture(t, "heading-plan.md")

@@ -248,8 +248,10 @@ func (headingFormat) setStatus(cur parsed, id string, st Status) (parsed, error)
 	return next, nil
 }
 
-// withoutMark removes every mark from a heading's text, with the space
-// that separated it.
+// withoutMark removes every mark from a heading's text, with a space that
+// separated it. Readers see a mark as a space (see taskHeading), so one
+// between two words is replaced by a space: "00✅00" is the title "00 00",
+// and must stay it.
 func withoutMark(text, mark string) string {
 	for {
 		i := strings.Index(text, mark)
@@ -257,13 +259,21 @@ func withoutMark(text, mark string) string {
 			return text
 		}
 		j := i + len(mark)
+		spaceBefore := i == 0 || text[i-1] == ' '
+		spaceAfter := j == len(text) || text[j] == ' '
 		switch {
-		case i > 0 && text[i-1] == ' ':
-			i--
-		case j < len(text) && text[j] == ' ':
-			j++
+		case spaceBefore && spaceAfter:
+			if i > 0 {
+				i--
+			} else if j < len(text) {
+				j++
+			}
+			text = text[:i] + text[j:]
+		case spaceBefore || spaceAfter:
+			text = text[:i] + text[j:]
+		default:
+			text = text[:i] + " " + text[j:]
 		}
-		text = text[:i] + text[j:]
 	}
 }
 
