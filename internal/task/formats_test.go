@@ -950,3 +950,24 @@ func TestNextEveryFixture(t *testing.T) {
 		t.Errorf("with only the failed task left: Next = %v, %v; Open %d; want nothing next, 1 open", next.ID, ok, p.Open())
 	}
 }
+
+// An empty heading ("###") has no lines of its own; its place is taken
+// from what comes before it, a list included, so that it ends the section
+// where it stands.
+func TestEmptyHeadingAfterList(t *testing.T) {
+	t.Parallel()
+	src := "## Tasks\n\n- a\n- b\n  - c\n\n###\n\ntext\n"
+	doc := parseMarkdown([]byte(src))
+	var empty *mdHeading
+	for _, h := range doc.headings {
+		if h.text == "" {
+			empty = h
+		}
+	}
+	if empty == nil {
+		t.Fatal("no empty heading")
+	}
+	if list := strings.Index(src, "  - c\n") + len("  - c\n"); empty.start < list || empty.start > strings.Index(src, "###") {
+		t.Errorf("empty heading at %d, want between the list's end (%d) and the ### (%d)", empty.start, list, strings.Index(src, "###"))
+	}
+}

@@ -184,11 +184,13 @@ func (d *mdDoc) addHeading(n *ast.Heading) {
 }
 
 // nodeOffset finds a source offset for a node without lines of its own:
-// the previous sibling's end, or -1.
+// the end of the previous sibling, its descendants included (a list has
+// no lines of its own: skipping it put an empty heading after a list back
+// before the list), or -1.
 func (d *mdDoc) nodeOffset(n ast.Node) int {
 	for p := n.PreviousSibling(); p != nil; p = p.PreviousSibling() {
-		if p.Type() == ast.TypeBlock && p.Lines().Len() > 0 {
-			return d.lineEnd(p.Lines().At(p.Lines().Len()-1).Stop - 1)
+		if end := d.blockEnd(p); end > 0 {
+			return d.lineEnd(end - 1)
 		}
 	}
 	return -1
