@@ -104,6 +104,12 @@ type runner struct {
 	limitWaits int
 	// skipped holds the tasks the user set aside for this run (control.go).
 	skipped map[string]bool
+	// writer writes state.json (save.go).
+	writer stateWriter
+	// treeSeen: the repository's Changes has a baseline, the working tree
+	// as the last iteration left it (commit.go). Waits and pauses clear
+	// it: what the user changes meanwhile is not the agent's work.
+	treeSeen bool
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -205,11 +211,6 @@ func (r *runner) start() error {
 	return nil
 }
 
-func (r *runner) save() error {
-	r.st.UpdatedAt = r.deps.Now()
-	return r.deps.Store.SaveState(r.st)
-}
-
 // iterate runs iterations until something ends the run.
 func (r *runner) iterate(ctx context.Context) error {
 	for {
@@ -246,6 +247,7 @@ func (r *runner) iterate(ctx context.Context) error {
 			if err := r.deps.Sleep(ctx, r.opts.Delay); err != nil {
 				return r.interruptedBetween(t)
 			}
+			r.treeSeen = false
 		}
 	}
 }
