@@ -376,3 +376,43 @@ func TestRemoveWorktreeGoneDirectory(t *testing.T) {
 		t.Errorf("branch still checked out somewhere: %v", err)
 	}
 }
+
+// TestNoDescriptorLeak: the looks, status checks and commits of a long
+// run leave no file descriptor open. Not parallel, so that no other test
+// opens any meanwhile.
+func TestNoDescriptorLeak(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	ctx := context.Background()
+	g, dir := repo(t)
+	round := func(i int) {
+		write(t, filepath.Join(dir, "f.txt"), strings.Repeat("x", i))
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Dirty(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Commit(ctx, "round"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round(0) // the first round opens what stays open (the runtime's own)
+	before := openFDs(t)
+	for i := 1; i <= 20; i++ {
+		round(i)
+	}
+	if after := openFDs(t); after > before {
+		t.Errorf("open descriptors: %d before 20 rounds, %d after", before, after)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
