@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
@@ -47,7 +48,13 @@ type Git struct {
 	// pending holds the files whose content changed in the private index
 	// since the last Changes.
 	pending map[string]bool
+	// commits counts Commit calls.
+	commits atomic.Int64
 }
+
+// maintenanceEvery is how often a commit of ralph's lets git run its
+// automatic maintenance (see Commit).
+const maintenanceEvery = 10
 
 // privateIndex names ralph's index in the git directory (per worktree).
 const privateIndex = "ralph-index"
@@ -230,7 +237,16 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	if len(staged) == 0 && !g.stagedChanges(ctx) {
 		return "", nil
 	}
-	if _, err := g.run(ctx, nil, "commit", "-q", "-m", message); err != nil {
+	args := []string{"commit", "-q", "-m", message}
+	if g.commits.Add(1)%maintenanceEvery != 1 {
+		// git commit starts git maintenance run --auto after its work, a
+		// process of its own that costs about as much as the commit and
+		// nearly always finds nothing to do: its thresholds count
+		// thousands of loose objects. One commit in maintenanceEvery lets
+		// it run, as the user's configuration says.
+		args = append([]string{"-c", "maintenance.auto=false"}, args...)
+	}
+	if _, err := g.run(ctx, nil, args...); err != nil {
 		if len(staged) > 0 && !g.stagedChanges(ctx) {
 			return "", nil // what changed was changed back
 		}

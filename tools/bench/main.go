@@ -37,22 +37,26 @@ func main() {
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
 	scenarios := flag.String("scenario", "overhead,stream", "scenarios to run, comma-separated: overhead, stream, leak")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
+	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
-	if err := run(*scenarios, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*scenarios, *prebuilt, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scenarios string, leakIters, runs, tasks, streamMB, lineMB int) error {
+func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB int) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "bin")
-	if err := build(bin); err != nil {
-		return err
+	bin := prebuilt
+	if bin == "" {
+		bin = filepath.Join(tmp, "bin")
+		if err := build(bin); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 
