@@ -71,7 +71,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 
 	// Whether the agent edited the plan, before the runner touches it:
 	// files_changed counts what the agent changed.
-	planEdited, _ := r.deps.Plan.Modified()
+	planEdited := false
+	if r.deps.Repo != nil {
+		planEdited, _ = r.deps.Plan.Modified()
+	}
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
