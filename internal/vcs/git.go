@@ -79,9 +79,13 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	return g, nil
 }
 
+// absIn makes p, relative to dir, absolute.
 func absIn(dir, p string) string {
 	if filepath.IsAbs(p) {
 		return p
+	}
+	if abs, err := filepath.Abs(filepath.Join(dir, p)); err == nil {
+		return abs
 	}
 	return filepath.Join(dir, p)
 }

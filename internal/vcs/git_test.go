@@ -416,3 +416,26 @@ func openFDs(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// TestOpenFromASubdirectory: the indexes are found from a subdirectory,
+// named relatively, as well as from the top.
+func TestOpenFromASubdirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	top, dir := repo(t)
+	write(t, filepath.Join(dir, "sub", "a.txt"), "a")
+	g, err := Open(ctx, filepath.Join(dir, "sub"), top.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(g.private) || filepath.Dir(g.private) != filepath.Join(g.Root, ".git") {
+		t.Errorf("private index %q, want one in %s", g.private, filepath.Join(g.Root, ".git"))
+	}
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "b")
+	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, []string{filepath.Join(g.Root, "b.txt")}) {
+		t.Errorf("Changes = %v, %v", got, err)
+	}
+}
