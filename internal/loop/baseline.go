@@ -123,7 +123,8 @@ type gateKey struct{ dir, tree, command string }
 // (checkedGate), so that an unchanged tree is not checked twice.
 func (r *runner) baseline(ctx context.Context) error {
 	r.gates = &gateMemory{advisory: map[string]bool{}, results: map[gateKey]GateResult{}}
-	g, ok := r.checkedGate(r.deps.Gate, r.deps.Repo).(*checkedGate)
+	tree, _ := r.deps.Repo.(TreeID)
+	g, ok := r.checkedGate(r.deps.Gate, tree).(*checkedGate)
 	if !ok {
 		return nil
 	}

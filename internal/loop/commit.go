@@ -3,18 +3,116 @@ package loop
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
-// commit records the iteration's changes, one commit per accepted task. It
-// returns the new commit's hash, or "" when commits are off, there is no
-// repository, or nothing changed. A failing commit is a warning: the task's
-// state is already saved and must not be lost over it.
-func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) string {
-	if !r.opts.Commit || r.deps.Repo == nil {
-		return ""
+// seeTree gives the repository's Changes its baseline, the tree the agent
+// starts from, unless the last iteration's end left one: one look at the
+// tree per iteration, taken after it.
+func (r *runner) seeTree(ctx context.Context) {
+	if r.deps.Repo == nil || r.treeSeen {
+		return
 	}
+	_, err := r.deps.Repo.Changes(ctx)
+	r.treeSeen = err == nil
+}
+
+// settle looks at what the iteration changed in the working tree, once,
+// after the runner's own edits of the plan, and commits it. It returns
+// the number of files the agent changed and the new commit's hash.
+//
+// The look and the commit run side by side (with agent ownership the
+// question whether there is anything to commit runs beside the look): the
+// look compares the tree with the last one through an index of its own,
+// which the commit does not touch, and a commit does not change the
+// tree's content.
+func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdited bool) (files int, hash string) {
+	if r.deps.Repo == nil {
+		return 0, ""
+	}
+	seen := r.treeSeen
+	var changes []string
+	var err error
+	var looked sync.WaitGroup
+	looked.Go(func() { changes, err = r.deps.Repo.Changes(ctx) })
+	count := func() int {
+		looked.Wait()
+		if err != nil || !seen {
+			return 0
+		}
+		return r.agentChanges(changes, planEdited, c.restored)
+	}
+	failed := false
+	switch {
+	case !r.opts.Commit:
+		files = count()
+	case r.opts.Ownership == OwnerRunner:
+		if len(c.doneIDs) > 0 {
+			hash, failed = r.commit(ctx, t, c.doneIDs)
+		}
+		files = count()
+	default:
+		// Agent ownership: commit what the agent left uncommitted, if
+		// anything.
+		dirty, derr := r.deps.Repo.Dirty(ctx)
+		files = count()
+		if (derr != nil || dirty) && (len(c.doneIDs) > 0 || files > 0) {
+			hash, failed = r.commit(ctx, t, c.doneIDs)
+		}
+	}
+	// The tree as it is now is the next iteration's baseline, unless the
+	// look failed or a failed commit's hook may have changed files (a
+	// formatter): they are not the next agent's work.
+	r.treeSeen = err == nil && !failed
+	return files, hash
+}
+
+// agentChanges counts the changed files that are the agent's: the plan
+// only when the agent edited it (the runner marks tasks and logs
+// iterations in it too), and then also when the runner put it back.
+func (r *runner) agentChanges(changes []string, planEdited, restored bool) int {
+	plan := r.deps.Plan.Plan().Path
+	n, planChanged := 0, false
+	for _, p := range changes {
+		if samePath(p, plan) {
+			planChanged = true
+			continue
+		}
+		n++
+	}
+	if planEdited && (planChanged || restored) {
+		n++
+	}
+	return n
+}
+
+// samePath reports whether two absolute paths name the same file, one of
+// them perhaps through a symbolic link (git names files from the real top
+// of the tree).
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if filepath.Base(a) != filepath.Base(b) {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// commit records the iteration's changes, one commit per accepted task. It
+// returns the new commit's hash, or "" when nothing changed or the commit
+// failed, and then failed. A failing commit is a warning: the task's state
+// is already saved and must not be lost over it.
+func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (hash string, failed bool) {
 	subject := t
 	if len(doneIDs) > 0 {
 		if dt, ok := r.deps.Plan.Plan().Task(doneIDs[0]); ok {
@@ -24,19 +122,19 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) stri
 	msg, err := commitMessage(r.opts.CommitTemplate, subject)
 	if err != nil {
 		r.warn("%v", err)
-		return ""
+		return "", false
 	}
 	if len(doneIDs) == 0 {
 		msg = fmt.Sprintf("chore: ralph iteration %d (%s, in progress)", r.st.Iteration, t.ID)
 	}
-	hash, err := r.deps.Repo.Commit(ctx, msg)
+	hash, err = r.deps.Repo.Commit(ctx, msg)
 	if err != nil {
 		r.warn("commit failed; the task's state is kept and its changes stay uncommitted for the next commit: %v", err)
-		return ""
+		return "", true
 	}
 	if hash == "" && len(doneIDs) > 0 && r.opts.Ownership == OwnerRunner {
 		// In agent ownership the agent may well have committed itself.
 		r.warn("nothing to commit for %s: no file changed, the plan file included", subject.ID)
 	}
-	return hash
+	return hash, false
 }

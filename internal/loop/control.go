@@ -110,6 +110,7 @@ func (r *runner) checkpoint(ctx context.Context) error {
 		return r.interruptedBetween(task.Task{ID: r.st.CurrentTask})
 	case <-wait:
 	}
+	r.treeSeen = false
 	r.st.Status = state.StatusRunning
 	if err := r.save(); err != nil {
 		return err

@@ -47,10 +47,12 @@ type Store interface {
 
 // Repo is the version control the loop commits to. Nil means none.
 type Repo interface {
-	// Snapshot identifies the working tree's content.
-	Snapshot(ctx context.Context) (string, error)
-	// Changed counts files that differ between two snapshots.
-	Changed(ctx context.Context, from, to string) (int, error)
+	// Changes lists the files (absolute paths) whose content changed since
+	// the previous call, ralph's own files excepted; the first call sets
+	// the baseline. It may run while Commit or Dirty does.
+	Changes(ctx context.Context) ([]string, error)
+	// Dirty reports whether Commit would find anything to commit.
+	Dirty(ctx context.Context) (bool, error)
 	// Commit records every change but ralph's own files; it returns "" when
 	// there was nothing to commit.
 	Commit(ctx context.Context, message string) (string, error)

@@ -31,7 +31,8 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	r.st.Iteration++
 	r.st.Totals.Iterations++
 	r.st.CurrentTask = t.ID
-	if err := r.save(); err != nil {
+	// Written while the agent starts: see saveAsync.
+	if err := r.saveAsync(); err != nil {
 		return iteration{}, err
 	}
 	ref := &TaskRef{ID: t.ID, Title: t.Title}
@@ -53,7 +54,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err != nil {
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
-	before := r.snapshot(ctx)
+	r.seeTree(ctx)
 	var doneBefore map[string]bool // what the agent ticks: agent ownership only
 	if r.opts.Ownership == OwnerAgent {
 		doneBefore = doneSet(r.deps.Plan.Plan())
@@ -71,9 +72,12 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		runErr = fmt.Errorf("write transcript: %w", cerr)
 	}
 
-	// The tree right after the agent, before the runner touches the plan:
+	// Whether the agent edited the plan, before the runner touches it:
 	// files_changed counts what the agent changed.
-	after := r.snapshot(ctx)
+	planEdited := false
+	if r.deps.Repo != nil {
+		planEdited, _ = r.deps.Plan.Modified()
+	}
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
@@ -92,23 +96,17 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
-	if before != "" && after != "" {
-		if n, err := r.deps.Repo.Changed(ctx, before, after); err == nil {
-			rec.FilesChanged = n
-		}
-	}
+	r.recordInPlan(t, rec, it.doneIDs)
+	rec.FilesChanged, rec.Commit = r.settle(ctx, t, it, planEdited)
 	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
 		it.progress = true
-	}
-	r.recordInPlan(t, rec, it.doneIDs)
-	if len(it.doneIDs) > 0 || (r.opts.Ownership == OwnerAgent && rec.FilesChanged > 0) {
-		rec.Commit = r.commit(ctx, t, it.doneIDs)
 	}
 	r.st.Totals.AddRecord(rec, len(it.doneIDs))
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
 	}
-	if err := r.save(); err != nil {
+	// History is the record; the state follows it (saveAsync).
+	if err := r.saveAsync(); err != nil {
 		return it.iteration, err
 	}
 	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
@@ -131,6 +129,8 @@ type classified struct {
 	iteration
 	match   completion.Match
 	doneIDs []string
+	// restored: the runner put back the plan the agent had edited.
+	restored bool
 }
 
 // classify decides the outcome of one agent run and applies it to the
@@ -187,6 +187,7 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 		if err := r.deps.Plan.Restore(); err != nil {
 			r.warn("the agent edited %s and restoring it failed: %v", r.deps.Plan.Plan().Path, err)
 		} else {
+			c.restored = true
 			r.warn("the agent edited %s; restored it (runner ownership: the runner marks tasks)", r.deps.Plan.Plan().Path)
 		}
 	}
@@ -253,6 +254,7 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 	if _, err := r.deps.Plan.Reload(); err != nil {
 		// The agent broke the plan: put back the last good version.
 		rerr := r.deps.Plan.Restore()
+		c.restored = rerr == nil
 		r.warn("the agent left %s invalid (%v); restored the last valid version (%v)", r.deps.Plan.Plan().Path, err, rerr)
 		c.outcome, c.errText = OutcomeTaskFailed, "the agent left the plan invalid: "+err.Error()
 		return c
@@ -334,17 +336,6 @@ func (r *runner) request(t task.Task) (agent.Request, error) {
 		Prompt: text, Dir: r.opts.Dir, Model: r.opts.Model, Env: r.opts.Env,
 		Timeout: r.opts.Timeout, IdleTimeout: r.opts.IdleTimeout, Grace: r.opts.Grace,
 	}, nil
-}
-
-func (r *runner) snapshot(ctx context.Context) string {
-	if r.deps.Repo == nil {
-		return ""
-	}
-	s, err := r.deps.Repo.Snapshot(ctx)
-	if err != nil {
-		return ""
-	}
-	return s
 }
 
 func doneSet(p *task.Plan) map[string]bool {

@@ -118,6 +118,12 @@ type runner struct {
 	gates *gateMemory
 	// template is the embedded prompt template, parsed at its first use.
 	template *prompt.Template
+	// writer writes state.json (save.go).
+	writer stateWriter
+	// treeSeen: the repository's Changes has a baseline, the working tree
+	// as the last iteration left it (commit.go). Waits and pauses clear
+	// it: what the user changes meanwhile is not the agent's work.
+	treeSeen bool
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -234,11 +240,6 @@ func (r *runner) start(ctx context.Context) error {
 	return nil
 }
 
-func (r *runner) save() error {
-	r.st.UpdatedAt = r.deps.Now()
-	return r.deps.Store.SaveState(r.st)
-}
-
 // iterate runs iterations until something ends the run.
 func (r *runner) iterate(ctx context.Context) error {
 	for {
@@ -275,6 +276,7 @@ func (r *runner) iterate(ctx context.Context) error {
 			if err := r.deps.Sleep(ctx, r.opts.Delay); err != nil {
 				return r.interruptedBetween(t)
 			}
+			r.treeSeen = false
 		}
 	}
 }

@@ -117,19 +117,30 @@ type fixture struct {
 	warns []string
 }
 
+// memRepo is a working tree whose content is a number: the agent changes
+// it by counting up.
 type memRepo struct {
 	commits []string
 	tree    int
+	// seen is the tree the last Changes saw, committed the last commit's.
+	seen, committed int
 }
 
-func (r *memRepo) Snapshot(context.Context) (string, error) { return fmt.Sprint(r.tree), nil }
-func (r *memRepo) Changed(_ context.Context, a, b string) (int, error) {
-	if a == b {
-		return 0, nil
+func (r *memRepo) Changes(context.Context) ([]string, error) {
+	if r.tree == r.seen {
+		return nil, nil
 	}
-	return 1, nil
+	r.seen = r.tree
+	return []string{"/repo/main.go"}, nil
 }
+
+// Snapshot makes memRepo a TreeID: the gates' memory keys on it.
+func (r *memRepo) Snapshot(context.Context) (string, error) { return fmt.Sprint(r.tree), nil }
+
+func (r *memRepo) Dirty(context.Context) (bool, error) { return r.tree != r.committed, nil }
+
 func (r *memRepo) Commit(_ context.Context, msg string) (string, error) {
+	r.committed = r.tree
 	r.commits = append(r.commits, msg)
 	return fmt.Sprintf("c%d", len(r.commits)), nil
 }

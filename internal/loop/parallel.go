@@ -344,7 +344,8 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 		w.attempts[id] = slices.Clone(notes)
 	}
 	w.gates = r.gates
-	gate.gate = w.checkedGate(gate.gate, tr.repo)
+	tree, _ := tr.repo.(TreeID)
+	gate.gate = w.checkedGate(gate.gate, tree)
 	gate.w = w
 	return w, gate, nil
 }

@@ -106,8 +106,9 @@ type fakeRepo struct {
 	commits []string
 }
 
-func (r *fakeRepo) Snapshot(context.Context) (string, error)             { return "s", nil }
-func (r *fakeRepo) Changed(context.Context, string, string) (int, error) { return 1, nil }
+// Changes says a file changed every time.
+func (r *fakeRepo) Changes(context.Context) ([]string, error) { return []string{"/repo/x.go"}, nil }
+func (r *fakeRepo) Dirty(context.Context) (bool, error)       { return true, nil }
 func (r *fakeRepo) Commit(_ context.Context, msg string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -147,6 +147,7 @@ func (r *runner) wait(ctx context.Context, until time.Time, why string) error {
 	}
 	r.st.Status = state.StatusRunning
 	r.st.WaitingUntil = nil
+	r.treeSeen = false
 	return r.save()
 }
 

@@ -13,99 +13,247 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Git is a git working tree.
+//
+// Its snapshots go through an index of ralph's own, kept between calls and
+// runs in the git directory (ralph-index beside the real index), so the
+// user's staging area is left alone and git's stat cache makes a snapshot
+// cost what changed rather than the size of the tree. Only one process
+// must use a working tree's private index at a time: ralph's run lock sees
+// to that, and each git worktree has its own.
 type Git struct {
 	// Root is the top of the working tree.
 	Root string
 	// Env is the environment git runs with (nil: inherit).
 	Env []string
+
+	// mu serialises the users of the private index and guards what
+	// follows.
+	mu sync.Mutex
+	// index is the real index and private ralph's own, both absolute;
+	// "" until asked for.
+	index, private string
+	// pending holds the files whose content changed in the private index
+	// since the last Changes.
+	pending map[string]bool
+	// commits counts Commit calls.
+	commits atomic.Int64
 }
+
+// maintenanceEvery is how often a commit of ralph's lets git run its
+// automatic maintenance (see Commit).
+const maintenanceEvery = 10
+
+// privateIndex names ralph's index in the git directory (per worktree).
+const privateIndex = "ralph-index"
 
 // Open finds the git working tree that contains dir.
 func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g := &Git{Root: dir, Env: env}
-	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel")
+	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-path", "index", "--git-path", privateIndex)
 	if err != nil {
 		if _, lookErr := proc.LookPath("git", "", environ(env)); lookErr != nil {
 			return nil, fmt.Errorf("git is not installed: %w", lookErr)
 		}
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
-	g.Root = strings.TrimSpace(out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		return nil, fmt.Errorf("git rev-parse --show-toplevel: unexpected output %q", out)
+	}
+	g.Root = lines[0]
+	// --git-path answers relative to where git ran.
+	g.index, g.private = absIn(dir, lines[1]), absIn(dir, lines[2])
 	return g, nil
 }
 
+// absIn makes p, relative to dir, absolute.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if abs, err := filepath.Abs(filepath.Join(dir, p)); err == nil {
+		return abs
+	}
+	return filepath.Join(dir, p)
+}
+
+// indexPaths finds the real and the private index once; g.mu is held.
+func (g *Git) indexPaths(ctx context.Context) error {
+	if g.private != "" {
+		return nil
+	}
+	out, err := g.run(ctx, nil, "rev-parse", "--git-path", "index", "--git-path", privateIndex)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		return fmt.Errorf("git rev-parse --git-path: unexpected output %q", out)
+	}
+	g.index, g.private = absIn(g.Root, lines[0]), absIn(g.Root, lines[1])
+	return nil
+}
+
 // Snapshot returns the id of a tree object holding the working tree as it
-// is now (tracked and untracked, ignored files excepted). It is written
-// through a temporary index so the user's staging area is left alone.
+// is now (tracked and untracked, ignored files and .ralph/ excepted). It is
+// written through ralph's private index so the user's staging area is left
+// alone.
 func (g *Git) Snapshot(ctx context.Context) (string, error) {
-	indexPath, err := g.run(ctx, nil, "rev-parse", "--git-path", "index")
-	if err != nil {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.scan(ctx); err != nil {
 		return "", err
 	}
-	indexPath = strings.TrimSpace(indexPath)
-	if !filepath.IsAbs(indexPath) {
-		indexPath = filepath.Join(g.Root, indexPath)
-	}
-	tmp, err := os.CreateTemp("", "ralph-index-*")
-	if err != nil {
-		return "", err
-	}
-	tmpPath := tmp.Name()
-	defer os.Remove(tmpPath)
-	// Starting from a copy of the real index lets git reuse its stat cache:
-	// only files that changed are read again.
-	if src, err := os.Open(indexPath); err == nil {
-		_, err = io.Copy(tmp, src)
-		src.Close()
-		if err != nil {
-			tmp.Close()
-			return "", err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	env := []string{"GIT_INDEX_FILE=" + tmpPath}
-	if err := g.addAll(ctx, env); err != nil {
-		return "", err
-	}
-	out, err := g.run(ctx, env, "write-tree")
+	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.private}, "write-tree")
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
 }
 
-// Changed counts the files that differ between two snapshots.
-func (g *Git) Changed(ctx context.Context, from, to string) (int, error) {
-	if from == to {
-		return 0, nil
+// Changes implements Repo: one git process when .ralph/ is ignored, as
+// ralph makes it.
+func (g *Git) Changes(ctx context.Context) ([]string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.scan(ctx); err != nil {
+		return nil, err
 	}
-	out, err := g.run(ctx, nil, "diff-tree", "-r", "--name-only", "--no-renames", from, to)
+	paths := make([]string, 0, len(g.pending))
+	for _, p := range slices.Sorted(maps.Keys(g.pending)) {
+		paths = append(paths, filepath.Join(g.Root, filepath.FromSlash(p)))
+	}
+	g.pending = nil
+	return paths, nil
+}
+
+// scan brings the private index up to date with the working tree and adds
+// what changed to g.pending; g.mu is held. A private index git cannot use
+// (left locked by a killed git, or written by another git version) is
+// made again from the real one.
+func (g *Git) scan(ctx context.Context) error {
+	if err := g.indexPaths(ctx); err != nil {
+		return err
+	}
+	err := g.scanOnce(ctx)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	_ = os.Remove(g.private + ".lock")
+	if rerr := os.Remove(g.private); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		return err
+	}
+	return g.scanOnce(ctx)
+}
+
+func (g *Git) scanOnce(ctx context.Context) error {
+	fresh := false
+	if _, err := os.Stat(g.private); errors.Is(err, fs.ErrNotExist) {
+		// Starting from a copy of the real index lets git reuse its stat
+		// cache: only files that changed are read again.
+		if err := copyIndex(g.index, g.private); err != nil {
+			return err
+		}
+		fresh = true
+	}
+	changed, err := g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return len(strings.Fields(out)), nil
+	if len(changed) > 0 && g.pending == nil {
+		g.pending = map[string]bool{}
+	}
+	for _, p := range changed {
+		g.pending[p] = true
+	}
+	return nil
+}
+
+// copyIndex makes a copy of the real index at dst, or nothing when there
+// is no real index yet (git reads a missing index as an empty one). The
+// copy is renamed into place so a crash leaves no half of it.
+func copyIndex(src, dst string) error {
+	in, err := os.Open(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// Dirty implements Repo with git status, which takes no lock on the real
+// index (GIT_OPTIONAL_LOCKS=0) and so never gets in the way of a git the
+// user runs at the same time.
+func (g *Git) Dirty(ctx context.Context) (bool, error) {
+	out, err := g.run(ctx, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain", "-z",
+		"--untracked-files=normal", "--ignore-submodules=dirty", "--no-renames")
+	if err != nil {
+		return false, err
+	}
+	for _, f := range strings.Split(out, "\x00") {
+		if len(f) > 3 && !ralphPath(strings.TrimSuffix(f[3:], "/")) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Commit stages every change except .ralph/ and commits it. It returns ""
-// when there is nothing to commit.
+// when there is nothing to commit. The pre-commit and commit-msg hooks
+// run as for any commit.
 func (g *Git) Commit(ctx context.Context, message string) (string, error) {
-	if err := g.addAll(ctx, nil); err != nil {
+	staged, err := g.addAll(ctx, nil, false)
+	if err != nil {
 		return "", err
 	}
-	if _, err := g.run(ctx, nil, "diff", "--cached", "--quiet"); err == nil {
+	// git add -v names what it changed in the index; when that is nothing,
+	// the index may still hold changes staged before (by the agent, say).
+	if len(staged) == 0 && !g.stagedChanges(ctx) {
 		return "", nil
 	}
-	if _, err := g.run(ctx, nil, "commit", "-q", "-m", message); err != nil {
+	args := []string{"commit", "-q", "-m", message}
+	if g.commits.Add(1)%maintenanceEvery != 1 {
+		// git commit starts git maintenance run --auto after its work, a
+		// process of its own that costs about as much as the commit and
+		// nearly always finds nothing to do: its thresholds count
+		// thousands of loose objects. One commit in maintenanceEvery lets
+		// it run, as the user's configuration says.
+		args = append([]string{"-c", "maintenance.auto=false"}, args...)
+	}
+	if _, err := g.run(ctx, nil, args...); err != nil {
+		if len(staged) > 0 && !g.stagedChanges(ctx) {
+			return "", nil // what changed was changed back
+		}
 		// The message is in the history already; what the hook said is
 		// what the user needs.
 		var ce *CmdError
@@ -121,15 +269,56 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
+// stagedChanges reports whether the index differs from HEAD (or, when it
+// cannot tell, that it does: the commit then says).
+func (g *Git) stagedChanges(ctx context.Context) bool {
+	_, err := g.run(ctx, nil, "diff", "--cached", "--quiet")
+	return err != nil
+}
+
 // addAll stages every change but ralph's own .ralph/, whatever the
-// project's .gitignore says. An exclude pathspec cannot do it: git refuses
-// a pathspec that names an ignored path, so .ralph/ is unstaged instead.
-func (g *Git) addAll(ctx context.Context, env []string) error {
-	if _, err := g.run(ctx, env, "add", "-A", "--", "."); err != nil {
-		return err
+// project's .gitignore says, into the index env names (the real one when
+// env is nil), and returns the files whose content it changed there.
+//
+// An exclude pathspec cannot keep .ralph/ out: git refuses a pathspec that
+// names an ignored path. So .ralph/ is unstaged after, which git add -v
+// shows is needed only when .ralph/ is not ignored (or was tracked); force
+// unstages it all the same, for an index just copied from the real one.
+func (g *Git) addAll(ctx context.Context, env []string, force bool) ([]string, error) {
+	// git add -v's lines are translated: read them in English.
+	out, err := g.run(ctx, append(env, "LC_ALL=C", "LANGUAGE="), "add", "-A", "-v", "--", ".")
+	if err != nil {
+		return nil, err
 	}
-	_, err := g.run(ctx, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ":(top).ralph")
-	return err
+	changed, ralph := parseAddVerbose(out)
+	if ralph || force {
+		if _, err := g.run(ctx, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ":(top).ralph"); err != nil {
+			return nil, err
+		}
+	}
+	return changed, nil
+}
+
+// parseAddVerbose reads git add -v: "add 'PATH'" and "remove 'PATH'", one
+// per file whose content changed in the index. ralph reports whether any
+// of them was in .ralph/, which changed leaves out.
+func parseAddVerbose(out string) (changed []string, ralph bool) {
+	for _, line := range strings.Split(out, "\n") {
+		rest, ok := strings.CutPrefix(line, "add '")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "remove '")
+		}
+		p, ok2 := strings.CutSuffix(rest, "'")
+		if !ok || !ok2 || p == "" {
+			continue
+		}
+		if ralphPath(p) {
+			ralph = true
+			continue
+		}
+		changed = append(changed, p)
+	}
+	return changed, ralph
 }
 
 // run runs one git command in the working tree; a failure is a *CmdError

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -54,13 +55,19 @@ func TestSnapshotSeesEditsButNotRalphDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := g.Changes(ctx); err != nil { // the baseline
+		t.Fatal(err)
+	}
 	write(t, filepath.Join(dir, ".ralph", "state.json"), "{}")
 	same, err := g.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := g.Changed(ctx, before, same); n != 0 {
-		t.Errorf("ralph's own files counted as %d changes", n)
+	if same != before {
+		t.Errorf("ralph's own files changed the snapshot")
+	}
+	if got, err := g.Changes(ctx); err != nil || len(got) != 0 {
+		t.Errorf("ralph's own files counted as changes: %v, %v", got, err)
 	}
 	write(t, filepath.Join(dir, "a.txt"), "a")
 	write(t, filepath.Join(dir, "sub", "b.txt"), "b")
@@ -68,14 +75,79 @@ func TestSnapshotSeesEditsButNotRalphDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := g.Changed(ctx, before, after); err != nil || n != 2 {
-		t.Errorf("Changed = %d, %v; want 2", n, err)
+	if after == before {
+		t.Error("the snapshot did not change with the tree")
+	}
+	// A Snapshot in between does not hide what changed from Changes.
+	got, err := g.Changes(ctx)
+	want := []string{filepath.Join(g.Root, "a.txt"), filepath.Join(g.Root, "sub", "b.txt")}
+	if diff := cmp.Diff(want, got); err != nil || diff != "" {
+		t.Errorf("Changes (-want +got), %v:\n%s", err, diff)
+	}
+	// Touched but not changed, changed back, removed.
+	now := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, "a.txt"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "sub", "b.txt"), "B")
+	write(t, filepath.Join(dir, "sub", "b.txt"), "b")
+	if got, err := g.Changes(ctx); err != nil || len(got) != 0 {
+		t.Errorf("Changes after a touch = %v, %v; want none", got, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, want[:1]) {
+		t.Errorf("Changes after a removal = %v, %v; want %v", got, err, want[:1])
 	}
 	// The user's staging area is untouched.
 	out, _ := g.run(ctx, nil, "diff", "--cached", "--name-only")
 	if strings.TrimSpace(out) != "" {
 		t.Errorf("snapshot staged files: %q", out)
 	}
+}
+
+// TestChangesSurviveABrokenPrivateIndex: a private index git cannot use
+// (a lock a killed git left, a file it cannot read) is made again.
+func TestChangesSurviveABrokenPrivateIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, dir := repo(t)
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, g.private+".lock", "")
+	write(t, filepath.Join(dir, "a.txt"), "a")
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatalf("with a stale lock: %v", err)
+	}
+	write(t, g.private, "garbage")
+	if _, err := g.Snapshot(ctx); err != nil {
+		t.Fatalf("with a broken index: %v", err)
+	}
+}
+
+func TestDirty(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, dir := repo(t)
+	check := func(what string, want bool) {
+		t.Helper()
+		if got, err := g.Dirty(ctx); err != nil || got != want {
+			t.Errorf("%s: Dirty = %v, %v; want %v", what, got, err, want)
+		}
+	}
+	check("fresh", false)
+	write(t, filepath.Join(dir, ".ralph", "state.json"), "{}")
+	check(".ralph/ alone", false)
+	write(t, filepath.Join(dir, "sub", "new.txt"), "x")
+	check("an untracked file", true)
+	if _, err := g.Commit(ctx, "feat: x"); err != nil {
+		t.Fatal(err)
+	}
+	check("after the commit", false)
+	write(t, filepath.Join(dir, "sub", "new.txt"), "y")
+	check("a modified file", true)
 }
 
 func TestCommitExcludesRalphDirEvenWhenIgnored(t *testing.T) {
@@ -302,5 +374,68 @@ func TestRemoveWorktreeGoneDirectory(t *testing.T) {
 	}
 	if err := g.DeleteBranch(ctx, "ralph/task/X"); err != nil {
 		t.Errorf("branch still checked out somewhere: %v", err)
+	}
+}
+
+// TestNoDescriptorLeak: the looks, status checks and commits of a long
+// run leave no file descriptor open. Not parallel, so that no other test
+// opens any meanwhile.
+func TestNoDescriptorLeak(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	ctx := context.Background()
+	g, dir := repo(t)
+	round := func(i int) {
+		write(t, filepath.Join(dir, "f.txt"), strings.Repeat("x", i))
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Dirty(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Commit(ctx, "round"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round(0) // the first round opens what stays open (the runtime's own)
+	before := openFDs(t)
+	for i := 1; i <= 20; i++ {
+		round(i)
+	}
+	if after := openFDs(t); after > before {
+		t.Errorf("open descriptors: %d before 20 rounds, %d after", before, after)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
+}
+
+// TestOpenFromASubdirectory: the indexes are found from a subdirectory,
+// named relatively, as well as from the top.
+func TestOpenFromASubdirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	top, dir := repo(t)
+	write(t, filepath.Join(dir, "sub", "a.txt"), "a")
+	g, err := Open(ctx, filepath.Join(dir, "sub"), top.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(g.private) || filepath.Dir(g.private) != filepath.Join(g.Root, ".git") {
+		t.Errorf("private index %q, want one in %s", g.private, filepath.Join(g.Root, ".git"))
+	}
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "b")
+	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, []string{filepath.Join(g.Root, "b.txt")}) {
+		t.Errorf("Changes = %v, %v", got, err)
 	}
 }

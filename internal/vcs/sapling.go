@@ -33,13 +33,16 @@ type Sapling struct {
 	// Bin is the sl executable.
 	Bin string
 
-	mu    sync.Mutex
-	snaps map[string]slSnapshot
+	// mu serialises Changes, and guards last: what the previous one saw.
+	mu   sync.Mutex
+	last *slSnapshot
 }
 
-// slSnapshot is what Snapshot saw: the commit and the content hash of each
-// file that differed from it ("" for a missing or removed file).
+// slSnapshot is what a snapshot saw: the commit and the content hash of
+// each file that differed from it ("" for a missing or removed file), and
+// the id they make.
 type slSnapshot struct {
+	id     string
 	commit string
 	files  map[string]string
 }
@@ -77,13 +80,18 @@ func (s *Sapling) whereami(ctx context.Context) (string, error) {
 
 // Snapshot implements Repo.
 func (s *Sapling) Snapshot(ctx context.Context) (string, error) {
+	snap, err := s.snapshot(ctx)
+	return snap.id, err
+}
+
+func (s *Sapling) snapshot(ctx context.Context) (slSnapshot, error) {
 	commit, err := s.whereami(ctx)
 	if err != nil {
-		return "", err
+		return slSnapshot{}, err
 	}
 	changes, err := s.Status(ctx)
 	if err != nil {
-		return "", err
+		return slSnapshot{}, err
 	}
 	snap := slSnapshot{commit: commit, files: map[string]string{}}
 	for _, c := range changes {
@@ -97,57 +105,91 @@ func (s *Sapling) Snapshot(ctx context.Context) (string, error) {
 	for _, p := range slices.Sorted(maps.Keys(snap.files)) {
 		fmt.Fprintf(h, "%s\x00%s\n", p, snap.files[p])
 	}
-	id := hex.EncodeToString(h.Sum(nil))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.snaps == nil {
-		s.snaps = map[string]slSnapshot{}
-	}
-	s.snaps[id] = snap
-	return id, nil
+	snap.id = hex.EncodeToString(h.Sum(nil))
+	return snap, nil
 }
 
-// Changed implements Repo: the files committed in between plus the files
-// whose uncommitted content differs.
-func (s *Sapling) Changed(ctx context.Context, from, to string) (int, error) {
-	if from == to {
-		return 0, nil
-	}
+// Changes implements Repo: the files committed in between plus the files
+// whose uncommitted content differs. The first call returns nothing.
+func (s *Sapling) Changes(ctx context.Context) ([]string, error) {
 	s.mu.Lock()
-	a, okA := s.snaps[from]
-	b, okB := s.snaps[to]
-	s.mu.Unlock()
-	if !okA || !okB {
-		return 0, errors.New("sapling: unknown snapshot")
+	defer s.mu.Unlock()
+	b, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
 	}
-	paths := map[string]bool{}
+	a := s.last
+	s.last = &b
+	if a == nil || a.id == b.id {
+		return nil, nil
+	}
+	// Between the commits: what the current commit holds differs.
+	between := map[string]string{}
 	if a.commit != b.commit {
 		out, err := s.run(ctx, "status", "--rev", a.commit, "--rev", b.commit)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, c := range parseSlStatus(out) {
-			if !ralphPath(c.Path) {
-				paths[c.Path] = true
-			}
+			between[c.Path] = c.Code
 		}
 	}
-	for p, h := range a.files {
-		if bh, ok := b.files[p]; !ok || bh != h {
-			paths[p] = true
+	var paths []string
+	for _, p := range slices.Sorted(maps.Keys(unionKeys(a.files, b.files, between))) {
+		if ralphPath(p) || !s.changed(p, a, &b, between[p] != "") {
+			continue
+		}
+		paths = append(paths, filepath.Join(s.Root, filepath.FromSlash(p)))
+	}
+	return paths, nil
+}
+
+// changed tells whether p's content differs between snapshots a and b,
+// knowing whether their commits hold different versions of it. A file
+// that is clean in b is what b's commit holds and is hashed from the
+// working tree, so the content a snapshot had uncommitted and a commit in
+// between then took (ralph's own commit, say) is no change. A file
+// uncommitted in b only and different between the commits counts: what a
+// had, a's commit's version, is not hashed.
+func (s *Sapling) changed(p string, a, b *slSnapshot, between bool) bool {
+	ha, aDirty := a.files[p]
+	hb, bDirty := b.files[p]
+	switch {
+	case aDirty && bDirty:
+		return ha != hb
+	case aDirty:
+		return ha != hashFile(filepath.Join(s.Root, filepath.FromSlash(p)))
+	case bDirty:
+		return true
+	}
+	return between
+}
+
+func unionKeys(ms ...map[string]string) map[string]bool {
+	u := map[string]bool{}
+	for _, m := range ms {
+		for k := range m {
+			u[k] = true
 		}
 	}
-	for p := range b.files {
-		if _, ok := a.files[p]; !ok {
-			paths[p] = true
-		}
+	return u
+}
+
+// Dirty implements Repo: sl status lists anything but .ralph/.
+func (s *Sapling) Dirty(ctx context.Context) (bool, error) {
+	changes, err := s.Status(ctx)
+	if err != nil {
+		return false, err
 	}
-	return len(paths), nil
+	return slices.ContainsFunc(changes, func(c Change) bool { return !ralphPath(c.Path) }), nil
 }
 
 // Commit implements Repo: new files are added and missing ones removed
 // (sl addremove), ralph's .ralph/ excepted, then everything is committed.
 func (s *Sapling) Commit(ctx context.Context, message string) (string, error) {
+	// Not while Changes looks: it would see the commit half made.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, err := s.run(ctx, "addremove", "-X", "path:.ralph"); err != nil {
 		return "", err
 	}

@@ -72,18 +72,24 @@ func TestSaplingSnapshotCommitAndBookmarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got, err := s.Changes(ctx); err != nil || len(got) != 0 { // the baseline
+		t.Fatalf("first Changes = %v, %v", got, err)
+	}
 	write(t, filepath.Join(dir, ".ralph", "state.json"), "{}")
 	if same, _ := s.Snapshot(ctx); same != before {
 		t.Error("ralph's own files changed the snapshot")
 	}
+	if dirty, err := s.Dirty(ctx); err != nil || dirty {
+		t.Errorf("Dirty with .ralph/ alone = %v, %v", dirty, err)
+	}
 	write(t, filepath.Join(dir, "a.txt"), "a\n")
 	write(t, filepath.Join(dir, "README"), "changed\n")
-	after, err := s.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
+	want := []string{filepath.Join(s.Root, "README"), filepath.Join(s.Root, "a.txt")}
+	if got, err := s.Changes(ctx); err != nil || !slices.Equal(got, want) {
+		t.Errorf("Changes = %v, %v; want %v", got, err, want)
 	}
-	if n, err := s.Changed(ctx, before, after); err != nil || n != 2 {
-		t.Errorf("Changed = %d, %v; want 2", n, err)
+	if dirty, err := s.Dirty(ctx); err != nil || !dirty {
+		t.Errorf("Dirty = %v, %v; want true", dirty, err)
 	}
 
 	created, err := s.SwitchBranch(ctx, "ralph/feature")
@@ -100,13 +106,17 @@ func TestSaplingSnapshotCommitAndBookmarks(t *testing.T) {
 	if st, _ := s.Status(ctx); slices.ContainsFunc(st, func(c Change) bool { return !ralphPath(c.Path) }) {
 		t.Errorf("changes left after the commit: %v", st)
 	}
-	committed, err := s.Snapshot(ctx)
-	if err != nil {
+	// Committed since the last look, content unchanged: no change; a
+	// file changed and committed by someone else: a change.
+	if got, err := s.Changes(ctx); err != nil || len(got) != 0 {
+		t.Errorf("Changes across ralph's commit = %v, %v; want none", got, err)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "b\n")
+	if _, err := s.Commit(ctx, "feat: T-2 - B"); err != nil {
 		t.Fatal(err)
 	}
-	// Committed in between: the commit's files count.
-	if n, err := s.Changed(ctx, before, committed); err != nil || n != 2 {
-		t.Errorf("Changed across a commit = %d, %v; want 2", n, err)
+	if got, err := s.Changes(ctx); err != nil || !slices.Equal(got, []string{filepath.Join(s.Root, "b.txt")}) {
+		t.Errorf("Changes across a commit = %v, %v; want b.txt", got, err)
 	}
 	if b, err := s.Show(ctx, "HEAD", "a.txt"); err != nil || string(b) != "a\n" {
 		t.Errorf("Show = %q, %v", b, err)

@@ -32,8 +32,15 @@ type Repo interface {
 	Dir() string
 	// Snapshot identifies the working tree's content, .ralph/ excepted.
 	Snapshot(ctx context.Context) (string, error)
-	// Changed counts the files that differ between two snapshots.
-	Changed(ctx context.Context, from, to string) (int, error)
+	// Changes lists the files (absolute paths) whose content changed since
+	// the previous call, .ralph/ excepted. The first call sets the
+	// baseline; what it returns compares with the tree as ralph last saw
+	// it, maybe in an earlier run, or nothing.
+	Changes(ctx context.Context) ([]string, error)
+	// Dirty reports whether anything but .ralph/ differs from the current
+	// commit (untracked files included, ignored ones not): whether Commit
+	// would have something to commit.
+	Dirty(ctx context.Context) (bool, error)
 	// Commit records every change but .ralph/; "" when there was nothing
 	// to commit.
 	Commit(ctx context.Context, message string) (string, error)

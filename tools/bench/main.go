@@ -4,16 +4,20 @@
 //
 //   - overhead: a 50-task plan with an agent that answers at once; ralph's
 //     time per iteration outside the agent process (wall time minus the
-//     agent durations history records), without git.
+//     agent durations history records): without git, with git and agent
+//     ownership (the agent commits), with git and runner ownership (ralph
+//     commits).
 //   - stream: one task whose agent streams 200 MB, including one 20 MB
 //     line; ralph's peak RSS and CPU time.
+//   - leak (not run by default): 2,000 iterations; ralph's RSS and open
+//     file descriptors from iteration 100 on.
 //
-// Usage: go run ./tools/bench [-runs 5] [-tasks 50] [-stream-mb 200]
+// Overhead and leak are in overhead.go and leak.go.
+//
+// Usage: go run ./tools/bench [-scenario overhead,stream,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -31,40 +35,44 @@ func main() {
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
+	scenarios := flag.String("scenario", "overhead,stream", "scenarios to run, comma-separated: overhead, stream, leak")
+	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
+	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
-	if err := run(*runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*scenarios, *prebuilt, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, tasks, streamMB, lineMB int) error {
+func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB int) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "bin")
-	if err := build(bin); err != nil {
-		return err
+	bin := prebuilt
+	if bin == "" {
+		bin = filepath.Join(tmp, "bin")
+		if err := build(bin); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 
-	var per []float64
-	var agentMS []float64
-	for i := range runs {
-		dir := filepath.Join(tmp, fmt.Sprintf("overhead-%d", i))
-		o, a, err := overhead(bin, dir, tasks)
-		if err != nil {
+	if want(scenarios, "overhead") {
+		if err := overheadAll(bin, tmp, runs, tasks); err != nil {
 			return err
 		}
-		per = append(per, o)
-		agentMS = append(agentMS, a)
 	}
-	fmt.Printf("overhead: %d tasks, %d runs, --no-commit, agent answers at once\n", tasks, runs)
-	fmt.Printf("  ralph overhead per iteration (excluding the agent process): median %.2f ms, min %.2f ms, max %.2f ms\n",
-		median(per), slices.Min(per), slices.Max(per))
-	fmt.Printf("  agent process per iteration (spawn to exit, as history records): median %.2f ms\n\n", median(agentMS))
+	if want(scenarios, "leak") {
+		if err := leak(bin, tmp, leakIters); err != nil {
+			return err
+		}
+	}
+	if !want(scenarios, "stream") {
+		return nil
+	}
 
 	var rss, cpu, wall []float64
 	for i := range runs {
@@ -154,12 +162,6 @@ func sample(pid int, done <-chan struct{}) self {
 	}
 }
 
-// ralph runs one loop and returns its wall time and resource usage.
-func ralph(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, error) {
-	wall, ru, _, err := ralphSampled(bin, dir, args...)
-	return wall, ru, err
-}
-
 // ralphSampled runs one loop, sampling ralph's own peak RSS and CPU.
 func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, self, error) {
 	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
@@ -185,44 +187,6 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusa
 	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), s, nil
 }
 
-func overhead(bin, dir string, tasks int) (perIterMS, agentPerIterMS float64, err error) {
-	if err := project(dir, "final <promise>TASK_DONE</promise>\n", tasks); err != nil {
-		return 0, 0, err
-	}
-	wall, _, err := ralph(bin, dir, "-n", fmt.Sprint(tasks+1))
-	if err != nil {
-		return 0, 0, err
-	}
-	var agentTotal time.Duration
-	n := 0
-	f, err := os.Open(filepath.Join(dir, ".ralph", "history.jsonl"))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var rec struct {
-			DurationMS int64     `json:"duration_ms"`
-			Outcome    string    `json:"outcome"`
-			StartedAt  time.Time `json:"started_at"`
-			EndedAt    time.Time `json:"ended_at"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return 0, 0, err
-		}
-		if rec.Outcome != "task_done" {
-			return 0, 0, fmt.Errorf("iteration outcome %s, want task_done", rec.Outcome)
-		}
-		agentTotal += rec.EndedAt.Sub(rec.StartedAt)
-		n++
-	}
-	if n != tasks {
-		return 0, 0, fmt.Errorf("%d iterations, want %d", n, tasks)
-	}
-	return ms(wall-agentTotal) / float64(n), ms(agentTotal) / float64(n), nil
-}
-
 func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, err error) {
 	scenario := fmt.Sprintf("say starting\nstream %d\nbigline %d\nstream %d\nfinal <promise>TASK_DONE</promise>\n",
 		(streamMB-lineMB)/2<<20, lineMB<<20, (streamMB-lineMB)/2<<20)
@@ -245,4 +209,9 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// want reports whether the comma-separated list names scenario.
+func want(list, scenario string) bool {
+	return slices.Contains(strings.Split(list, ","), scenario)
 }

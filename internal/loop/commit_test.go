@@ -1,0 +1,79 @@
+package loop
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// listRepo reports, after the baseline, the next list of changed files
+// for each look; it is never dirty.
+type listRepo struct {
+	looks   [][]string
+	n       int
+	commits int
+}
+
+func (r *listRepo) Changes(context.Context) ([]string, error) {
+	r.n++
+	if r.n == 1 || r.n-2 >= len(r.looks) {
+		return nil, nil
+	}
+	return r.looks[r.n-2], nil
+}
+func (r *listRepo) Dirty(context.Context) (bool, error) { return false, nil }
+func (r *listRepo) Commit(context.Context, string) (string, error) {
+	r.commits++
+	return "c", nil
+}
+
+// TestFilesChangedAreTheAgents: files_changed counts the agent's files,
+// and the plan only when the agent edited it: the runner's own marks and
+// logs in it are not the agent's work, its putting back an edit is.
+func TestFilesChangedAreTheAgents(t *testing.T) {
+	t.Parallel()
+	const plan = "/p/prd.json"
+	tests := []struct {
+		name      string
+		ownership string
+		result    agent.Result
+		agentDoes func(f *fixture)
+		look      []string
+		want      int
+	}{
+		{name: "runner marks the plan", ownership: OwnerRunner, result: done(),
+			look: []string{"/p/a.go", plan}, want: 1},
+		{name: "agent edits the plan, runner puts it back", ownership: OwnerRunner,
+			result: agent.Result{FinalText: "not yet"}, agentDoes: func(f *fixture) { f.plan.modified = true }, want: 1},
+		{name: "nothing", ownership: OwnerRunner, result: agent.Result{FinalText: "not yet"}, want: 0},
+		{name: "agent ticks the plan", ownership: OwnerAgent, result: agent.Result{FinalText: "done"},
+			agentDoes: func(f *fixture) { f.plan.modified = true; f.plan.p.Tasks[0].Status = task.StatusDone },
+			look:      []string{"/p/b.go", plan}, want: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A", "B"}, tc.result)
+			f.opts.Ownership, f.opts.MaxIterations = tc.ownership, 1
+			repo := &listRepo{looks: [][]string{tc.look}}
+			f.agent.before = func(int) {
+				if tc.agentDoes != nil {
+					tc.agentDoes(f)
+				}
+			}
+			_ = Run(context.Background(), f.opts, Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: repo,
+				Now: f.clock.Now, Sleep: f.clock.Sleep})
+			var got []int
+			for _, r := range f.store.history {
+				got = append(got, r.FilesChanged)
+			}
+			if diff := cmp.Diff([]int{tc.want}, got); diff != "" {
+				t.Errorf("files_changed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
