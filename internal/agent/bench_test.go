@@ -186,10 +186,28 @@ func decodeStream(t testing.TB, agent string, stream []byte) int {
 //   - mix: what tools/bench's stream-mix scenario streams per task: one
 //     20 MB tool result line, then tool calls with 64 KiB results, about
 //     201 MB in all;
-//   - fixture: the recorded sample repeated to about 4 MB of short lines.
+//   - fixture: the recorded sample repeated to about 4 MB of short lines;
 //
-// Run with -benchtime 1x (a mix is 201 MB) and -count for a median.
+// and for Claude Code also text: 64 MB of assistant lines of 64 KiB of
+// text, which unlike a tool result is decoded whole.
+//
+// Run the mixes with -benchtime 2x (a mix is 201 MB) and -count for a
+// median.
 func BenchmarkDecode(b *testing.B) {
+	b.Run("claude/text", func(b *testing.B) {
+		bd := benchDialect{
+			agent: "claude", fixture: "claude-stream-sample.jsonl",
+			result: `"text":"I'll create the file now."`, outputs: []string{`"I'll create the file now."`},
+		}
+		lines, _, result := bd.fixtureLines(b)
+		line := bd.withOutput(b, lines[result], 64<<10)
+		stream := bytes.Repeat(line, (64<<20)/len(line))
+		b.SetBytes(int64(len(stream)))
+		b.ReportAllocs()
+		for b.Loop() {
+			decodeStream(b, bd.agent, stream)
+		}
+	})
 	for _, bd := range benchDialects {
 		b.Run(bd.agent+"/mix", func(b *testing.B) {
 			stream := bd.mixStream(b, 20<<20, 64<<10, 201<<20)
@@ -208,23 +226,6 @@ func BenchmarkDecode(b *testing.B) {
 				decodeStream(b, bd.agent, stream)
 			}
 		})
-	}
-}
-
-// BenchmarkDecodeClaudeText measures Claude Code assistant lines of 64 KiB
-// text: unlike a tool result, text is decoded whole.
-func BenchmarkDecodeClaudeText(b *testing.B) {
-	bd := benchDialect{
-		agent: "claude", fixture: "claude-stream-sample.jsonl",
-		result: `"text":"I'll create the file now."`, outputs: []string{`"I'll create the file now."`},
-	}
-	lines, _, result := bd.fixtureLines(b)
-	line := bd.withOutput(b, lines[result], 64<<10)
-	stream := bytes.Repeat(line, (64<<20)/len(line))
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		decodeStream(b, bd.agent, stream)
 	}
 }
 
