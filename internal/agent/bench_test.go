@@ -68,12 +68,33 @@ var benchDialects = []benchDialect{
 	},
 }
 
-// toolOutput is n bytes of what tools print: source code, with the tabs,
-// newlines, quotes and non-ASCII letters that JSON escapes or validates.
+// toolOutput is n bytes of what a Read tool prints: numbered lines of
+// source code, with the tabs, quotes, backslashes and the odd non-ASCII
+// letter that JSON escapes or checks (the fake agent's toolstream prints
+// the same).
 func toolOutput(n int) string {
+	lines := [...]string{
+		"package main",
+		"",
+		"import (",
+		"\t\"fmt\"",
+		"\t\"os\"",
+		")",
+		"",
+		"// run prints each argument; it returns the first error.",
+		"func run(args []string) error {",
+		"\tif len(args) == 0 {",
+		"\t\treturn fmt.Errorf(\"usage: %s FILE\", os.Args[0])",
+		"\t}",
+		"\tfor i, a := range args {",
+		"\t\tfmt.Printf(\"%d: %q\\n\", i, a) // naïve café, on purpose",
+		"\t}",
+		"\treturn nil",
+		"}",
+	}
 	var b strings.Builder
 	for i := 0; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "%5d\tif err := run(ctx, %q, opts); err != nil { // café, naïve, 日本 %d\n", i, "go test ./...", i*7)
+		fmt.Fprintf(&b, "%6d\t%s\n", i+1, lines[i%len(lines)])
 	}
 	s := b.String()[:n]
 	for !utf8.ValidString(s) {
@@ -242,7 +263,7 @@ func TestBenchStreams(t *testing.T) {
 			for _, e := range events {
 				if e.Kind == EventToolResult {
 					results++
-					if len(e.Text) < maxToolResult || !strings.Contains(e.Text, "if err := run(ctx") {
+					if len(e.Text) < maxToolResult || !strings.Contains(e.Text, "func run(args []string) error {") {
 						t.Fatalf("tool result %q", e.Text)
 					}
 				}

@@ -7,8 +7,14 @@
 //     agent durations history records), without git.
 //   - stream: one task whose agent streams 200 MB, including one 20 MB
 //     line; ralph's peak RSS and CPU time.
+//   - stream-mix: three tasks whose agent streams about 201 MB each in
+//     Claude Code's stream-json: one 20 MB tool-result line, then Bash
+//     tool calls whose results are 64 KiB lines of source code (printed
+//     twice, as Claude Code does); ralph's peak RSS and its CPU time per
+//     MB of stream read, decoded, written to the transcripts and shown.
 //
 // Usage: go run ./tools/bench [-runs 5] [-tasks 50] [-stream-mb 200]
+// [-scenarios overhead,stream,stream-mix]
 package main
 
 import (
@@ -31,14 +37,15 @@ func main() {
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
+	only := flag.String("scenarios", "overhead,stream,stream-mix", "the scenarios to run, comma-separated")
 	flag.Parse()
-	if err := run(*runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*runs, *tasks, *streamMB, *lineMB, strings.Split(*only, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, tasks, streamMB, lineMB int) error {
+func run(runs, tasks, streamMB, lineMB int, scenarios []string) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
@@ -49,7 +56,25 @@ func run(runs, tasks, streamMB, lineMB int) error {
 		return err
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	if slices.Contains(scenarios, "overhead") {
+		if err := overheadScenario(bin, tmp, runs, tasks); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(scenarios, "stream") {
+		if err := streamScenario(bin, tmp, runs, streamMB, lineMB); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(scenarios, "stream-mix") {
+		if err := streamMixScenario(bin, tmp, runs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+func overheadScenario(bin, tmp string, runs, tasks int) error {
 	var per []float64
 	var agentMS []float64
 	for i := range runs {
@@ -65,7 +90,10 @@ func run(runs, tasks, streamMB, lineMB int) error {
 	fmt.Printf("  ralph overhead per iteration (excluding the agent process): median %.2f ms, min %.2f ms, max %.2f ms\n",
 		median(per), slices.Min(per), slices.Max(per))
 	fmt.Printf("  agent process per iteration (spawn to exit, as history records): median %.2f ms\n\n", median(agentMS))
+	return nil
+}
 
+func streamScenario(bin, tmp string, runs, streamMB, lineMB int) error {
 	var rss, cpu, wall []float64
 	for i := range runs {
 		dir := filepath.Join(tmp, fmt.Sprintf("stream-%d", i))
@@ -77,9 +105,68 @@ func run(runs, tasks, streamMB, lineMB int) error {
 	}
 	fmt.Printf("stream: agent writes %d MB including one %d MB line, %d runs\n", streamMB, lineMB, runs)
 	fmt.Printf("  ralph peak RSS (VmHWM, ralph alone): median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
-	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s (%.0f MB/s); wall: median %.2f s\n",
+	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s (%.0f MB/s); wall: median %.2f s\n\n",
 		median(cpu), float64(streamMB)/median(cpu), median(wall))
 	return nil
+}
+
+// The stream-mix scenario: per task, one 20 MB tool-result line, then
+// 64 KiB tool-result lines to about 201 MB.
+const (
+	mixTasks     = 3
+	mixTaskBytes = 201 << 20
+	mixLineBytes = 20 << 20
+	mixToolLine  = 64 << 10
+)
+
+func streamMixScenario(bin, tmp string, runs int) error {
+	var rss, cpu, wall, rate []float64
+	var streamed int64
+	for i := range runs {
+		dir := filepath.Join(tmp, fmt.Sprintf("stream-mix-%d", i))
+		r, c, w, n, err := streamMix(bin, dir)
+		if err != nil {
+			return err
+		}
+		rss, cpu, wall = append(rss, r), append(cpu, c), append(wall, w)
+		rate = append(rate, float64(n)/1e6/c)
+		streamed = n
+	}
+	fmt.Printf("stream-mix: %d tasks, the agent writes about %d MB each in Claude stream-json: one %d MB tool-result line, then %d KiB tool-result lines; %d runs\n",
+		mixTasks, mixTaskBytes>>20, mixLineBytes>>20, mixToolLine>>10, runs)
+	fmt.Printf("  ralph peak RSS (VmHWM, ralph alone): median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
+	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s for %.0f MB of transcripts: median %.0f MB/s (min %.0f, max %.0f); wall: median %.2f s\n",
+		median(cpu), float64(streamed)/1e6, median(rate), slices.Min(rate), slices.Max(rate), median(wall))
+	return nil
+}
+
+// streamMix runs the stream-mix scenario once; n is the bytes the agents
+// streamed, as the transcripts on disk hold them.
+func streamMix(bin, dir string) (rssMB, cpuS, wallS float64, n int64, err error) {
+	scenario := fmt.Sprintf("say starting\nbigline %d\ntoolstream %d %d\nfinal <promise>TASK_DONE</promise>\n",
+		mixLineBytes, mixTaskBytes-mixLineBytes, mixToolLine)
+	if err := project(dir, scenario, mixTasks); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	wall, _, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	outs, err := filepath.Glob(filepath.Join(dir, ".ralph", "runs", "*", "iter-*.out"))
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if len(outs) != mixTasks {
+		return 0, 0, 0, 0, fmt.Errorf("%d transcripts in %s, want %d", len(outs), dir, mixTasks)
+	}
+	for _, o := range outs {
+		fi, err := os.Stat(o)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		n += fi.Size()
+	}
+	return float64(s.peakRSSKiB) / 1024, s.cpu.Seconds(), wall.Seconds(), n, nil
 }
 
 // build compiles ralph and the fake agent, which goes on PATH as claude so
