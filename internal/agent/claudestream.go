@@ -328,8 +328,11 @@ func (l *claudeLine) readMessage(s *jsonScanner) {
 				if s.kind() != '{' {
 					continue
 				}
-				m.parts = append(m.parts, claudePart{content: nil})
-				m.parts[len(m.parts)-1].read(s)
+				// A new part, keeping the buffer an earlier line left there.
+				m.parts = slices.Grow(m.parts, 1)[:len(m.parts)+1]
+				p := &m.parts[len(m.parts)-1]
+				*p = claudePart{content: p.content[:0]}
+				p.read(s)
 			}
 		case "usage":
 			m.usage.read(s, &m.hasUsage)
@@ -586,7 +589,7 @@ func (d *claudeDecoder) user(l *claudeLine, emit func(Event)) {
 	for i := range l.message.parts {
 		p := &l.message.parts[i]
 		if p.typ == "tool_result" {
-			emit(Event{Kind: EventToolResult, Tool: d.tools[p.toolUseID], Text: truncate(string(p.content), maxToolResult)})
+			emit(Event{Kind: EventToolResult, Tool: d.tools[p.toolUseID], Text: truncateBytes(p.content, maxToolResult)})
 		}
 	}
 }

@@ -135,7 +135,7 @@ func (d *droidDecoder) Line(line []byte, emit func(Event)) {
 		d.tools[l.id] = name
 		emit(Event{Kind: EventToolCall, Tool: name, ToolInput: l.parameters.String()})
 	case "tool_result":
-		emit(Event{Kind: EventToolResult, Tool: firstNonBlank(d.tools[l.id], l.toolID), Text: truncate(string(l.value), maxToolResult)})
+		emit(Event{Kind: EventToolResult, Tool: firstNonBlank(d.tools[l.id], l.toolID), Text: truncateBytes(l.value, maxToolResult)})
 	case "error":
 		d.errors = append(d.errors, l.message)
 		emit(Event{Kind: EventError, Text: l.message})

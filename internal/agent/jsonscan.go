@@ -279,7 +279,7 @@ func (s *jsonScanner) strHead(dst []byte, n int) []byte {
 	const headMargin = 16
 	content := raw[1 : len(raw)-1]
 	start := len(dst)
-	for _, size := range [...]int{n + 4*headMargin, 6 * (n + headMargin)} {
+	for _, size := range [...]int{2*n + 4*headMargin, 6 * (n + headMargin)} {
 		if len(content) <= size {
 			break
 		}

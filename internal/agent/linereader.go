@@ -31,7 +31,7 @@ type lineLimits struct {
 
 func defaultLineLimits() lineLimits {
 	return lineLimits{
-		bufSize: 64 << 10,
+		bufSize: 256 << 10,
 		maxLine: 1 << 20,
 		strCap:  64 << 10, strHead: 16 << 10, strTail: 16 << 10,
 		smallCap: 512, smallHead: 128, smallTail: 128,

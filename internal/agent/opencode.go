@@ -284,7 +284,7 @@ func (d *openCodeDecoder) Line(line []byte, emit func(Event)) {
 		if p.state.status == "error" {
 			out = p.state.errOut
 		}
-		emit(Event{Kind: EventToolResult, Tool: p.tool, Text: truncate(string(out), maxToolResult)})
+		emit(Event{Kind: EventToolResult, Tool: p.tool, Text: truncateBytes(out, maxToolResult)})
 	case typ == "step_finish" && l.hasPart:
 		if p.hasTokens {
 			t := p.tokens

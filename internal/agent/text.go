@@ -84,3 +84,15 @@ func truncate(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// truncateBytes is truncate for the head of a text held in a buffer.
+func truncateBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "…"
+}
