@@ -234,7 +234,9 @@ func (d *claudeDecoder) Line(line []byte, emit func(Event)) {
 }
 
 // read decodes line into d.l and reports whether it was a JSON object;
-// anything else is noise.
+// anything else is noise. A line is checked whole, but for a user line
+// (tool results) that names its type first: once the session is known,
+// it is read up to its message only.
 func (d *claudeDecoder) read(line []byte) bool {
 	s, l := d.s, &d.l
 	if !s.start(line) {
@@ -242,11 +244,13 @@ func (d *claudeDecoder) read(line []byte) bool {
 	}
 	l.reset()
 	s.object()
-	for s.more() {
+	userLine := false // a user line that said so first
+	for first := true; s.more(); first = false {
 		name := s.name()
 		switch string(name) {
 		case "type":
 			readBytes(s, &l.typ)
+			userLine = first && string(l.typ) == "user"
 		case "subtype":
 			readBytes(s, &l.subtype)
 		case "session_id":
@@ -255,6 +259,13 @@ func (d *claudeDecoder) read(line []byte) bool {
 			readOptStr(s, &l.parent, &l.hasParent)
 		case "message":
 			l.readMessage(s)
+			if userLine && d.res.SessionID != "" && s.err == nil {
+				// A user line carries tool results, and Claude Code
+				// prints their output again after the message, in
+				// tool_use_result: nothing there is used, so the rest of
+				// the line is neither read nor checked.
+				return true
+			}
 		case "error":
 			l.err.read(s)
 		case "attempt":

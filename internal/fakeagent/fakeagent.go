@@ -333,15 +333,40 @@ func (a *agentRun) stream(n int) {
 // twice, in the tool_result and in tool_use_result.stdout. The pair is
 // encoded once and written again and again.
 func (a *agentRun) toolStream(n, lineSize int) {
-	call := map[string]any{"type": "assistant", "session_id": a.session, "message": map[string]any{
-		"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_stream", "name": "Bash",
-			"input": map[string]any{"command": "cat main.go", "description": "Show the file"}}},
-	}}
+	// Structs, not maps: the members come in Claude Code's order.
+	type part struct {
+		ID        string            `json:"id,omitempty"`
+		Input     map[string]string `json:"input,omitempty"`
+		Name      string            `json:"name,omitempty"`
+		ToolUseID string            `json:"tool_use_id,omitempty"`
+		Type      string            `json:"type"`
+		Content   string            `json:"content,omitempty"`
+		IsError   *bool             `json:"is_error,omitempty"`
+	}
+	type message struct {
+		Role    string `json:"role"`
+		Content []part `json:"content"`
+	}
+	type line struct {
+		Type          string  `json:"type"`
+		Message       message `json:"message"`
+		Parent        *string `json:"parent_tool_use_id"`
+		SessionID     string  `json:"session_id"`
+		ToolUseResult any     `json:"tool_use_result,omitempty"`
+	}
+	call := line{Type: "assistant", SessionID: a.session, Message: message{Role: "assistant", Content: []part{{
+		ID: "toolu_stream", Name: "Bash", Type: "tool_use", Input: map[string]string{"command": "cat main.go", "description": "Show the file"},
+	}}}}
+	noError := false
 	result := func(out string) []byte {
-		b, _ := json.Marshal(map[string]any{"type": "user", "session_id": a.session, "parent_tool_use_id": nil,
-			"message": map[string]any{"role": "user", "content": []any{map[string]any{
-				"type": "tool_result", "tool_use_id": "toolu_stream", "content": out, "is_error": false}}},
-			"tool_use_result": map[string]any{"stdout": out, "stderr": "", "interrupted": false, "isImage": false}})
+		b, _ := json.Marshal(line{Type: "user", SessionID: a.session,
+			Message: message{Role: "user", Content: []part{{ToolUseID: "toolu_stream", Type: "tool_result", Content: out, IsError: &noError}}},
+			ToolUseResult: struct {
+				Stdout      string `json:"stdout"`
+				Stderr      string `json:"stderr"`
+				Interrupted bool   `json:"interrupted"`
+				IsImage     bool   `json:"isImage"`
+			}{Stdout: out}})
 		return b
 	}
 	// What a Read tool prints: source code, with the tabs, quotes,
