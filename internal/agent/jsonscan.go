@@ -14,24 +14,25 @@ import (
 // values a decoder asks for; everything else is checked for syntax and
 // skipped without being built. Decoders walk a line into a small view of
 // the fields they use, then act on the view once the whole line has proved
-// to be one valid JSON object, so a malformed line is noise as before.
+// to be one valid JSON object, so a malformed line is noise as before (the
+// one exception: the tail of a Claude user line, see claudeDecoder.read).
 //
 // Why jsontext (github.com/go-json-experiment/json/jsontext, the module
 // that mirrors encoding/json/v2 and becomes an alias of the standard
 // library's encoding/json/jsontext once that is no longer behind
 // GOEXPERIMENT=jsonv2, as it still is in Go 1.26): measured on a 64 KiB
-// Claude Code tool-result line of source code, on this project's 2-core
-// machine,
+// Claude Code tool-result line (source code, printed twice as Claude Code
+// does), on this project's 2-core machine,
 //
-//	encoding/json Unmarshal into structs (the old decoders)   66 MB/s
-//	tidwall/gjson, ValidBytes then path lookups               250 MB/s
-//	buger/jsonparser path lookups, no validation              166 MB/s
-//	jsontext token walk, raw values, no allocation            960 MB/s
+//	encoding/json Unmarshal into structs (the old decoders)    71 MB/s
+//	tidwall/gjson ValidBytes, then path lookups               379 MB/s
+//	buger/jsonparser path lookups, no validation              418 MB/s
+//	jsontext token walk, raw values, validating               984 MB/s
 //
 // jsontext was the fastest, validates as it goes (which keeps "a malformed
-// line is skipped whole"), hands out raw values that point into the line,
-// and its strings unquote like encoding/json's (invalid UTF-8 and lone
-// surrogates become U+FFFD).
+// line is skipped whole"), allocates nothing for what it skips, and its
+// strings unquote like encoding/json's (invalid UTF-8 and lone surrogates
+// become U+FFFD).
 //
 // The semantics follow encoding/json's Unmarshal into structs, which the
 // decoders used before: duplicate names are allowed (the last wins), a
@@ -59,10 +60,10 @@ type jsonScanner struct {
 	opts []jsontext.Options
 	err  error
 
-	// read is, per open container, its length (jsontext's count of names
+	// seen is, per open container, its length (jsontext's count of names
 	// and values) when more last returned true, so that the next more can
-	// tell whether the body read the member's value.
-	read    []int64
+	// tell whether the loop body read the member's value.
+	seen    []int64
 	key     []byte
 	scratch []byte
 }
@@ -86,7 +87,7 @@ func (s *jsonScanner) start(line []byte) bool {
 	}
 	s.buf = *bytes.NewBuffer(line)
 	s.dec.Reset(&s.buf, s.opts...)
-	s.err, s.read = nil, s.read[:0]
+	s.err, s.seen = nil, s.seen[:0]
 	return true
 }
 
@@ -114,17 +115,14 @@ func (s *jsonScanner) kind() jsontext.Kind {
 	}
 	k := s.dec.PeekKind()
 	if k == 0 {
-		_, err := s.dec.ReadToken() // the error PeekKind cached
-		s.fail(cmpErr(err))
+		// Read the error PeekKind cached.
+		if _, err := s.dec.ReadToken(); err != nil {
+			s.fail(err)
+		} else {
+			s.fail(io.ErrUnexpectedEOF)
+		}
 	}
 	return k
-}
-
-func cmpErr(err error) error {
-	if err == nil {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // raw reads the next value as raw JSON, valid until the next read.
@@ -154,7 +152,7 @@ func (s *jsonScanner) open(k jsontext.Kind) bool {
 		s.fail(err)
 		return false
 	}
-	s.read = append(s.read, -1)
+	s.seen = append(s.seen, -1)
 	return true
 }
 
@@ -170,12 +168,12 @@ func (s *jsonScanner) array() bool { return s.open('[') }
 // name returns its name) or element, after skipping the previous one if
 // the loop body left it unread. At the end it reads the closing delimiter.
 func (s *jsonScanner) more() bool {
-	if s.err != nil || len(s.read) == 0 {
+	if s.err != nil || len(s.seen) == 0 {
 		return false
 	}
 	depth := s.dec.StackDepth()
 	k, n := s.dec.StackIndex(depth)
-	top := &s.read[len(s.read)-1]
+	top := &s.seen[len(s.seen)-1]
 	if n == *top {
 		s.skip() // the body did not read it
 		if s.err != nil {
@@ -187,7 +185,7 @@ func (s *jsonScanner) more() bool {
 	case 0:
 		return false
 	case '}', ']':
-		s.read = s.read[:len(s.read)-1]
+		s.seen = s.seen[:len(s.seen)-1]
 		if _, err := s.dec.ReadToken(); err != nil {
 			s.fail(err)
 		}
@@ -230,17 +228,11 @@ func (s *jsonScanner) null() bool {
 
 // str sets *dst to the next value when it is a string.
 func (s *jsonScanner) str(dst *string) bool {
-	if s.kind() != '"' {
-		s.skip()
-		return false
+	b, ok := s.strBytes()
+	if ok {
+		*dst = string(b)
 	}
-	raw := s.raw()
-	if s.err != nil {
-		return false
-	}
-	s.scratch = s.unquote(s.scratch[:0], raw)
-	*dst = string(s.scratch)
-	return true
+	return ok
 }
 
 // strBytes returns the next value's content when it is a string, valid
@@ -343,12 +335,11 @@ func (s *jsonScanner) float(dst *float64) bool {
 
 // bool sets *dst to the next value when it is true or false.
 func (s *jsonScanner) bool(dst *bool) bool {
-	switch s.kind() {
-	case 't', 'f':
-		*dst = s.kind() == 't'
-		s.skip()
-		return s.err == nil
-	}
+	k := s.kind()
 	s.skip()
-	return false
+	if (k != 't' && k != 'f') || s.err != nil {
+		return false
+	}
+	*dst = k == 't'
+	return true
 }
