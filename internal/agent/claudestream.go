@@ -208,8 +208,8 @@ type claudeDecoder struct {
 	s *jsonScanner
 	l claudeLine // the line being decoded
 	// extra, when set, reads top-level members the Claude shape does not
-	// have (Cursor's tool_call); it reports whether it read name.
-	extra func(s *jsonScanner, name []byte) bool
+	// have (Cursor's tool_call); a member it leaves is skipped.
+	extra func(s *jsonScanner, name []byte)
 }
 
 // usage converts a line's usage; with inclusiveInput (Qwen Code, whose

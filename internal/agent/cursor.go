@@ -58,16 +58,16 @@ func newCursorDecoder() *cursorDecoder {
 }
 
 // readToolCall reads the tool_call member of a line.
-func (d *cursorDecoder) readToolCall(s *jsonScanner, name []byte) bool {
+func (d *cursorDecoder) readToolCall(s *jsonScanner, name []byte) {
 	if string(name) != "tool_call" {
-		return false
+		return
 	}
 	if s.null() {
 		d.hasCall, d.hasCallResult = false, false
-		return true
+		return
 	}
 	if !s.object() {
-		return true
+		return
 	}
 	for s.more() {
 		key := s.name()
@@ -81,7 +81,6 @@ func (d *cursorDecoder) readToolCall(s *jsonScanner, name []byte) bool {
 		d.callName = string(key)
 		d.call, d.hasCall = append(d.call[:0], s.raw()...), s.err == nil
 	}
-	return true
 }
 
 func (d *cursorDecoder) Line(line []byte, emit func(Event)) {
