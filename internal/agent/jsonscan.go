@@ -235,15 +235,18 @@ func (s *jsonScanner) str(dst *string) bool {
 	return ok
 }
 
+// rawOf reads the next value raw, valid until the next read, and reports
+// whether it is of kind k ('"' or '0' for a number).
+func (s *jsonScanner) rawOf(k jsontext.Kind) (jsontext.Value, bool) {
+	v := s.raw()
+	return v, s.err == nil && v.Kind() == k
+}
+
 // strBytes returns the next value's content when it is a string, valid
 // until the next read.
 func (s *jsonScanner) strBytes() ([]byte, bool) {
-	if s.kind() != '"' {
-		s.skip()
-		return nil, false
-	}
-	raw := s.raw()
-	if s.err != nil {
+	raw, ok := s.rawOf('"')
+	if !ok {
 		return nil, false
 	}
 	s.scratch = s.unquote(s.scratch[:0], raw)
@@ -255,12 +258,8 @@ func (s *jsonScanner) strBytes() ([]byte, bool) {
 // tool's output of megabytes costs its syntax check and a few kilobytes.
 // Any other value is skipped.
 func (s *jsonScanner) strHead(dst []byte, n int) []byte {
-	if s.kind() != '"' {
-		s.skip()
-		return dst
-	}
-	raw := s.raw()
-	if s.err != nil {
+	raw, ok := s.rawOf('"')
+	if !ok {
 		return dst
 	}
 	// Unquote a head of the raw string, then a longer one if escapes made
@@ -285,19 +284,9 @@ func (s *jsonScanner) strHead(dst []byte, n int) []byte {
 	return s.unquote(dst[:start], raw)
 }
 
-// number returns the next value's text when it is a number.
-func (s *jsonScanner) number() ([]byte, bool) {
-	if s.kind() != '0' {
-		s.skip()
-		return nil, false
-	}
-	raw := s.raw()
-	return raw, s.err == nil
-}
-
 // int64 sets *dst to the next value when it is an integer that fits.
 func (s *jsonScanner) int64(dst *int64) bool {
-	raw, ok := s.number()
+	raw, ok := s.rawOf('0')
 	if !ok {
 		return false
 	}
@@ -321,7 +310,7 @@ func (s *jsonScanner) int(dst *int) bool {
 
 // float sets *dst to the next value when it is a number in range.
 func (s *jsonScanner) float(dst *float64) bool {
-	raw, ok := s.number()
+	raw, ok := s.rawOf('0')
 	if !ok {
 		return false
 	}
@@ -335,11 +324,10 @@ func (s *jsonScanner) float(dst *float64) bool {
 
 // bool sets *dst to the next value when it is true or false.
 func (s *jsonScanner) bool(dst *bool) bool {
-	k := s.kind()
-	s.skip()
-	if (k != 't' && k != 'f') || s.err != nil {
+	v := s.raw()
+	if s.err != nil || (v.Kind() != 't' && v.Kind() != 'f') {
 		return false
 	}
-	*dst = k == 't'
+	*dst = v.Kind() == 't'
 	return true
 }
