@@ -70,15 +70,15 @@ func (d *cursorDecoder) readToolCall(s *jsonScanner, name []byte) {
 		return
 	}
 	for s.more() {
-		key := s.name()
-		if string(key) == "result" {
+		key := string(s.name())
+		if key == "result" {
 			d.callResult, d.hasCallResult = append(d.callResult[:0], s.raw()...), s.err == nil
 			continue
 		}
-		if d.hasCall && string(key) > d.callName {
+		if d.hasCall && key > d.callName {
 			continue
 		}
-		d.callName = string(key)
+		d.callName = key
 		d.call, d.hasCall = append(d.call[:0], s.raw()...), s.err == nil
 	}
 }

@@ -64,7 +64,8 @@ type jsonScanner struct {
 	// and values) when more last returned true, so that the next more can
 	// tell whether the loop body read the member's value.
 	seen    []int64
-	key     []byte
+	key     []byte // the current name: in the line, or in keyBuf
+	keyBuf  []byte
 	scratch []byte
 }
 
@@ -196,20 +197,40 @@ func (s *jsonScanner) more() bool {
 		if s.err != nil {
 			return false
 		}
-		s.key = s.unquote(s.key[:0], name)
+		if verbatim(name) {
+			s.key = name[1 : len(name)-1] // the usual case: no copy
+		} else {
+			s.key = s.unquote(s.keyBuf[:0], name)
+			s.keyBuf = s.key
+		}
 		n++
 	}
 	*top = n
 	return true
 }
 
-// name is the name of the member more has just reached.
+// name is the name of the member more has just reached, valid until the
+// next read.
 func (s *jsonScanner) name() []byte { return s.key }
+
+// verbatim reports whether a raw JSON string's content is its value:
+// nothing to unescape, no invalid UTF-8 to replace.
+func verbatim(raw jsontext.Value) bool {
+	if len(raw) > 64 {
+		return bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw)
+	}
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0
+		}
+	}
+	return true
+}
 
 // unquote appends the content of a raw JSON string to dst.
 func (s *jsonScanner) unquote(dst []byte, raw jsontext.Value) []byte {
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return append(dst, raw[1:len(raw)-1]...) // nothing to unescape or replace
+	if verbatim(raw) {
+		return append(dst, raw[1:len(raw)-1]...)
 	}
 	// An error here is invalid UTF-8, which is replaced, as
 	// encoding/json does.
