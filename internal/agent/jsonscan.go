@@ -89,6 +89,9 @@ func (s *jsonScanner) start(line []byte) bool {
 	s.buf = *bytes.NewBuffer(line)
 	s.dec.Reset(&s.buf, s.opts...)
 	s.err, s.seen = nil, s.seen[:0]
+	if cap(s.scratch) > 256<<10 {
+		s.scratch = nil // a long text was unquoted: do not keep its size live
+	}
 	return true
 }
 

@@ -102,6 +102,13 @@ func (lr *lineReader) Next() ([]byte, error) {
 	if lr.err != nil {
 		return nil, lr.err
 	}
+	if cap(lr.buf) > 2*lr.lim.bufSize {
+		// A long line grew it to as much as maxLine: let it go rather
+		// than keep a megabyte live for lines that are rare. (Live heap
+		// counts twice in peak RSS: the collector lets the heap grow to
+		// twice what is live.)
+		lr.buf = nil
+	}
 	lr.buf = lr.buf[:0]
 	long := false
 	for {
