@@ -152,6 +152,30 @@ func TestClaudeDecoderToolResultsAreNotWords(t *testing.T) {
 	}
 }
 
+// TestClaudeDecoderUserLineTail pins how much of a user line is read: up
+// to its message when "type" comes first and the session is known, so the
+// tool_use_result after it (the same output again) is neither decoded nor
+// checked; any other line is checked whole.
+func TestClaudeDecoderUserLineTail(t *testing.T) {
+	t.Parallel()
+	stream := `{"type":"system","subtype":"init","session_id":"s1"}
+{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cat big"}}]},"session_id":"s1"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"out"}]},"session_id":"s1","tool_use_result":{"stdout":"out
+{"message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"type last"}]},"type":"user","tool_use_result":{"stdout":"type last
+`
+	got, events := decode(t, newClaudeDecoder(), []byte(stream))
+	if diff := cmp.Diff(Result{SessionID: "s1"}, got); diff != "" {
+		t.Errorf("Result (-want +got):\n%s", diff)
+	}
+	wantEvents := []Event{
+		{Kind: EventToolCall, Tool: "Bash", ToolInput: "cat big"},
+		{Kind: EventToolResult, Tool: "Bash", Text: "out"},
+	}
+	if diff := cmp.Diff(wantEvents, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestClaudeDecoderLines(t *testing.T) {
 	t.Parallel()
 	reset := time.Unix(1778565600, 0).UTC()

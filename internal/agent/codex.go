@@ -1,9 +1,6 @@
 package agent
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 )
@@ -51,44 +48,53 @@ func (c codex) Invocation(req Request) (Invocation, error) {
 
 func (c codex) NewDecoder() Decoder { return newCodexDecoder(c.now) }
 
-// codexLine is the envelope of one `codex exec --json` line.
+// codexLine is what the decoder reads of one `codex exec --json` line.
 type codexLine struct {
-	Type     string      `json:"type"`
-	ThreadID string      `json:"thread_id"`
-	Message  string      `json:"message"` // error
-	Item     *codexItem  `json:"item"`
-	Usage    *codexUsage `json:"usage"` // turn.completed
-	Error    *codexError `json:"error"` // turn.failed
+	typ      []byte
+	threadID string
+	message  string // error
+	item     codexItem
+	hasItem  bool
+	usage    codexUsage // turn.completed
+	hasUsage bool
+	err      codexError // turn.failed
+	hasErr   bool
+}
+
+func (l *codexLine) reset() {
+	*l = codexLine{typ: l.typ[:0], item: codexItem{output: l.item.output[:0], changes: l.item.changes[:0]}}
 }
 
 type codexItem struct {
-	ID               string          `json:"id"`
-	Type             string          `json:"type"`
-	Text             string          `json:"text"`    // agent_message, reasoning
-	Message          string          `json:"message"` // error
-	Command          string          `json:"command"`
-	AggregatedOutput string          `json:"aggregated_output"`
-	Changes          []codexChange   `json:"changes"` // file_change
-	Server           string          `json:"server"`  // mcp_tool_call
-	Tool             string          `json:"tool"`
-	Arguments        json.RawMessage `json:"arguments"`
-	Result           json.RawMessage `json:"result"`
-	Error            *codexError     `json:"error"`
-	Query            string          `json:"query"` // web_search
+	id      string
+	typ     string
+	text    string // agent_message, reasoning
+	message string // error
+	command string
+	// output is the head of aggregated_output (command_execution) or of
+	// the result's text parts (mcp_tool_call): what truncate keeps.
+	output    []byte
+	resultOut []byte
+	changes   []codexChange // file_change
+	server    string        // mcp_tool_call
+	tool      string
+	arguments keyArgs
+	err       codexError
+	hasErr    bool
+	query     string // web_search
 }
 
 type codexChange struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
+	path, kind string
 }
 
 // codexUsage counts a thread's tokens so far: input includes the cached
 // (and cache-written) tokens, output includes reasoning.
 type codexUsage struct {
-	InputTokens       int64 `json:"input_tokens"`
-	CachedInputTokens int64 `json:"cached_input_tokens"`
-	CacheWriteTokens  int64 `json:"cache_write_input_tokens"`
-	OutputTokens      int64 `json:"output_tokens"`
+	InputTokens       int64
+	CachedInputTokens int64
+	CacheWriteTokens  int64
+	OutputTokens      int64
 }
 
 func (u codexUsage) usage() Usage {
@@ -103,10 +109,177 @@ func (u codexUsage) usage() Usage {
 // codexError is an error object; a usage-limit error from the backend
 // carries its type and reset.
 type codexError struct {
-	Message         string   `json:"message"`
-	Type            string   `json:"type"`
-	ResetsInSeconds *float64 `json:"resets_in_seconds"`
-	ResetsAt        *int64   `json:"resets_at"`
+	Message         string
+	Type            string
+	ResetsInSeconds *float64
+	ResetsAt        *int64
+}
+
+func (e *codexError) read(s *jsonScanner, has *bool) {
+	if s.null() {
+		*e, *has = codexError{}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	*has = true
+	for s.more() {
+		switch string(s.name()) {
+		case "message":
+			s.str(&e.Message)
+		case "type":
+			s.str(&e.Type)
+		case "resets_in_seconds":
+			var f float64
+			if s.null() {
+				e.ResetsInSeconds = nil
+			} else if s.float(&f) {
+				e.ResetsInSeconds = &f
+			}
+		case "resets_at":
+			var n int64
+			if s.null() {
+				e.ResetsAt = nil
+			} else if s.int64(&n) {
+				e.ResetsAt = &n
+			}
+		}
+	}
+}
+
+func (l *codexLine) read(s *jsonScanner) {
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			readBytes(s, &l.typ)
+		case "thread_id":
+			s.str(&l.threadID)
+		case "message":
+			s.str(&l.message)
+		case "item":
+			l.readItem(s)
+		case "usage":
+			l.readUsage(s)
+		case "error":
+			l.err.read(s, &l.hasErr)
+		}
+	}
+}
+
+func (l *codexLine) readUsage(s *jsonScanner) {
+	if s.null() {
+		l.usage, l.hasUsage = codexUsage{}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasUsage = true
+	u := &l.usage
+	for s.more() {
+		switch string(s.name()) {
+		case "input_tokens":
+			s.int64(&u.InputTokens)
+		case "cached_input_tokens":
+			s.int64(&u.CachedInputTokens)
+		case "cache_write_input_tokens":
+			s.int64(&u.CacheWriteTokens)
+		case "output_tokens":
+			s.int64(&u.OutputTokens)
+		}
+	}
+}
+
+func (l *codexLine) readItem(s *jsonScanner) {
+	it := &l.item
+	if s.null() {
+		*it, l.hasItem = codexItem{output: it.output[:0], changes: it.changes[:0]}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasItem = true
+	for s.more() {
+		switch string(s.name()) {
+		case "id":
+			s.str(&it.id)
+		case "type":
+			s.str(&it.typ)
+		case "text":
+			s.str(&it.text)
+		case "message":
+			s.str(&it.message)
+		case "command":
+			s.str(&it.command)
+		case "aggregated_output":
+			if s.kind() == '"' {
+				it.output = s.strHead(it.output[:0], maxToolResult+1)
+			}
+		case "changes":
+			it.readChanges(s)
+		case "server":
+			s.str(&it.server)
+		case "tool":
+			s.str(&it.tool)
+		case "arguments":
+			// Kept raw and decoded apart before: a second "arguments"
+			// replaces the first.
+			it.arguments = keyArgs{}
+			it.arguments.read(s)
+		case "result":
+			it.readResult(s)
+		case "error":
+			it.err.read(s, &it.hasErr)
+		case "query":
+			s.str(&it.query)
+		}
+	}
+}
+
+func (it *codexItem) readChanges(s *jsonScanner) {
+	if s.null() {
+		it.changes = it.changes[:0]
+		return
+	}
+	if !s.array() {
+		return
+	}
+	it.changes = it.changes[:0]
+	for s.more() {
+		var c codexChange
+		if s.object() {
+			for s.more() {
+				switch string(s.name()) {
+				case "path":
+					s.str(&c.path)
+				case "kind":
+					s.str(&c.kind)
+				}
+			}
+		}
+		it.changes = append(it.changes, c)
+	}
+}
+
+// readResult reads an MCP tool's result, {"content": [parts]}, keeping
+// the head of its text parts.
+func (it *codexItem) readResult(s *jsonScanner) {
+	it.resultOut = it.resultOut[:0]
+	if !s.object() {
+		return
+	}
+	for s.more() {
+		if string(s.name()) != "content" {
+			continue
+		}
+		it.resultOut = it.resultOut[:0]
+		if s.kind() == '[' {
+			it.resultOut = readTextParts(s, it.resultOut, maxToolResult+1)
+		}
+	}
 }
 
 // codexDecoder decodes `codex exec --json`.
@@ -119,38 +292,47 @@ type codexDecoder struct {
 	usage    Usage
 	gotUsage bool
 
-	failed    bool        // turn.failed
-	completed bool        // a turn.completed after the last error
-	errText   string      // turn.failed's message, else the last error event's
-	errObj    *codexError // the failure's structured error, if any
+	failed    bool       // turn.failed
+	completed bool       // a turn.completed after the last error
+	errText   string     // turn.failed's message, else the last error event's
+	errObj    codexError // the failure's structured error, if hasErrObj
+	hasErrObj bool
+
+	s *jsonScanner
+	l codexLine // the line being decoded
 }
 
 func newCodexDecoder(now func() time.Time) *codexDecoder {
-	return &codexDecoder{now: now, started: map[string]bool{}}
+	return &codexDecoder{now: now, started: map[string]bool{}, s: newJSONScanner()}
 }
 
 func (d *codexDecoder) Line(line []byte, emit func(Event)) {
-	var l codexLine
-	if !decodeLine(line, &l) {
+	l := &d.l
+	if !d.s.start(line) {
 		return
 	}
-	switch l.Type {
+	l.reset()
+	l.read(d.s)
+	if !d.s.end() {
+		return
+	}
+	switch string(l.typ) {
 	case "thread.started":
-		d.res.SessionID = l.ThreadID
+		d.res.SessionID = l.threadID
 	case "turn.started":
 		d.res.Turns++
 	case "item.started":
-		if l.Item != nil {
-			d.itemStarted(*l.Item, emit)
+		if l.hasItem {
+			d.itemStarted(&l.item, emit)
 		}
 	case "item.completed":
-		if l.Item != nil {
-			d.itemCompleted(*l.Item, emit)
+		if l.hasItem {
+			d.itemCompleted(&l.item, emit)
 		}
 	case "turn.completed":
-		if l.Usage != nil {
+		if l.hasUsage {
 			// Cumulative for the thread: the latest replaces, never adds.
-			d.usage, d.gotUsage = l.Usage.usage(), true
+			d.usage, d.gotUsage = l.usage.usage(), true
 			u := d.usage
 			emit(Event{Kind: EventUsage, Usage: &u})
 		}
@@ -158,8 +340,8 @@ func (d *codexDecoder) Line(line []byte, emit func(Event)) {
 	case "turn.failed":
 		d.failed, d.completed = true, false
 		last := d.errText
-		if l.Error != nil {
-			d.errText, d.errObj = l.Error.Message, l.Error
+		if l.hasErr {
+			d.errText, d.errObj, d.hasErrObj = l.err.Message, l.err, true
 		}
 		if d.errText != last {
 			// Usually the error event before it said the same.
@@ -170,38 +352,38 @@ func (d *codexDecoder) Line(line []byte, emit func(Event)) {
 		// only one not followed by a completed turn fails the run.
 		d.completed = false
 		if !d.failed {
-			d.errText = l.Message
+			d.errText = l.message
 		}
-		emit(Event{Kind: EventError, Text: l.Message})
+		emit(Event{Kind: EventError, Text: l.message})
 	}
 }
 
-func (d *codexDecoder) itemStarted(it codexItem, emit func(Event)) {
-	switch it.Type {
+func (d *codexDecoder) itemStarted(it *codexItem, emit func(Event)) {
+	switch it.typ {
 	case "command_execution", "mcp_tool_call", "web_search":
 		if len(d.started) >= maxToolNames {
 			clear(d.started)
 		}
-		d.started[it.ID] = true
+		d.started[it.id] = true
 		emit(codexToolCall(it))
 	}
 }
 
-func (d *codexDecoder) itemCompleted(it codexItem, emit func(Event)) {
-	switch it.Type {
+func (d *codexDecoder) itemCompleted(it *codexItem, emit func(Event)) {
+	switch it.typ {
 	case "agent_message":
-		if it.Text == "" {
+		if it.text == "" {
 			return
 		}
-		d.lastText = it.Text
-		d.messages = appendMessage(d.messages, it.Text)
-		emit(Event{Kind: EventText, Text: it.Text})
+		d.lastText = it.text
+		d.messages = appendMessage(d.messages, it.text)
+		emit(Event{Kind: EventText, Text: it.text})
 	case "command_execution", "mcp_tool_call", "web_search":
-		if !d.started[it.ID] {
+		if !d.started[it.id] {
 			emit(codexToolCall(it))
 		}
-		delete(d.started, it.ID)
-		if it.Type == "web_search" {
+		delete(d.started, it.id)
+		if it.typ == "web_search" {
 			return
 		}
 		ev := codexToolCall(it)
@@ -212,46 +394,35 @@ func (d *codexDecoder) itemCompleted(it codexItem, emit func(Event)) {
 		emit(codexToolCall(it))
 	case "error":
 		// A warning ("Model metadata ... not found"): shown, not a failure.
-		emit(Event{Kind: EventError, Text: it.Message})
+		emit(Event{Kind: EventError, Text: it.message})
 	}
 }
 
-func codexToolCall(it codexItem) Event {
-	switch it.Type {
+func codexToolCall(it *codexItem) Event {
+	switch it.typ {
 	case "command_execution":
-		return Event{Kind: EventToolCall, Tool: "shell", ToolInput: oneLine(it.Command)}
+		return Event{Kind: EventToolCall, Tool: "shell", ToolInput: oneLine(it.command)}
 	case "mcp_tool_call":
-		var args map[string]json.RawMessage
-		_ = json.Unmarshal(it.Arguments, &args)
-		return Event{Kind: EventToolCall, Tool: it.Server + "." + it.Tool, ToolInput: keyArg(args)}
+		return Event{Kind: EventToolCall, Tool: it.server + "." + it.tool, ToolInput: it.arguments.String()}
 	case "web_search":
-		return Event{Kind: EventToolCall, Tool: "web_search", ToolInput: oneLine(it.Query)}
+		return Event{Kind: EventToolCall, Tool: "web_search", ToolInput: oneLine(it.query)}
 	}
 	var paths []string
-	for _, c := range it.Changes {
-		paths = append(paths, strings.TrimSpace(c.Kind+" "+c.Path))
+	for _, c := range it.changes {
+		paths = append(paths, strings.TrimSpace(c.kind+" "+c.path))
 	}
 	return Event{Kind: EventToolCall, Tool: "file_change", ToolInput: oneLine(strings.Join(paths, ", "))}
 }
 
-func codexToolOutput(it codexItem) string {
-	if it.Type == "command_execution" {
-		return it.AggregatedOutput
+// codexToolOutput returns the head of a tool's output.
+func codexToolOutput(it *codexItem) string {
+	if it.typ == "command_execution" {
+		return string(it.output)
 	}
-	if it.Error != nil && it.Error.Message != "" {
-		return it.Error.Message
+	if it.hasErr && it.err.Message != "" {
+		return it.err.Message
 	}
-	var r struct {
-		Content []claudePart `json:"content"`
-	}
-	_ = json.Unmarshal(it.Result, &r)
-	var texts []string
-	for _, p := range r.Content {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
+	return string(it.resultOut)
 }
 
 func (d *codexDecoder) Finish() Result {
@@ -264,7 +435,8 @@ func (d *codexDecoder) Finish() Result {
 		r.ErrorText = d.errText
 		r.HTTPStatus = statusIn(d.errText)
 		usageLimit := mentionsUsageLimit(d.errText)
-		if e := d.errObj; e != nil {
+		if d.hasErrObj {
+			e := d.errObj
 			usageLimit = usageLimit || e.Type == "usage_limit_reached"
 			switch {
 			case e.ResetsInSeconds != nil:
@@ -287,18 +459,6 @@ func (d *codexDecoder) Finish() Result {
 		}
 	}
 	return r
-}
-
-// decodeLine unmarshals one JSON line into v, tolerating fields of an
-// unexpected type (the rest is decoded); it reports false for noise.
-func decodeLine(line []byte, v any) bool {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' {
-		return false
-	}
-	err := json.Unmarshal(line, v)
-	var te *json.UnmarshalTypeError
-	return err == nil || errors.As(err, &te)
 }
 
 // appendMessage adds one assistant message to a bounded list, keeping the

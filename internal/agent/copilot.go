@@ -79,13 +79,56 @@ func (c copilot) FinishRun(req Request, res *Result) {
 // copilotMetrics is the per-model usage of Copilot's usage file and of
 // its session.shutdown event. inputTokens is taken to include the cached
 // tokens, as OpenAI-style prompt counts do.
-type copilotMetrics map[string]struct {
+type copilotMetrics map[string]copilotModelMetrics
+
+type copilotModelMetrics struct {
 	Usage struct {
 		InputTokens      int64 `json:"inputTokens"`
 		OutputTokens     int64 `json:"outputTokens"`
 		CacheReadTokens  int64 `json:"cacheReadTokens"`
 		CacheWriteTokens int64 `json:"cacheWriteTokens"`
 	} `json:"usage"`
+}
+
+// read reads a modelMetrics object from a line; as encoding/json does
+// into a map, null empties m and each model's entry replaces an earlier
+// one.
+func (m *copilotMetrics) read(s *jsonScanner) {
+	if s.null() {
+		*m = nil
+		return
+	}
+	if !s.object() {
+		return
+	}
+	if *m == nil {
+		*m = copilotMetrics{}
+	}
+	for s.more() {
+		model := string(s.name())
+		var e copilotModelMetrics
+		if s.object() {
+			for s.more() {
+				if string(s.name()) != "usage" || !s.object() {
+					continue
+				}
+				u := &e.Usage
+				for s.more() {
+					switch string(s.name()) {
+					case "inputTokens":
+						s.int64(&u.InputTokens)
+					case "outputTokens":
+						s.int64(&u.OutputTokens)
+					case "cacheReadTokens":
+						s.int64(&u.CacheReadTokens)
+					case "cacheWriteTokens":
+						s.int64(&u.CacheWriteTokens)
+					}
+				}
+			}
+		}
+		(*m)[model] = e
+	}
 }
 
 func (m copilotMetrics) usage() Usage {
@@ -114,38 +157,164 @@ func copilotUsageReport(b []byte) (Usage, bool) {
 	return report.ModelMetrics.usage(), true
 }
 
-// copilotLine is the envelope of one `copilot --output-format json` line.
+// copilotLine is what the decoder reads of one `copilot --output-format
+// json` line.
 type copilotLine struct {
-	Type      string `json:"type"`
-	SessionID string `json:"sessionId"`
-	ExitCode  *int   `json:"exitCode"`
-	Data      *struct {
-		Content    string                     `json:"content"`
-		ToolCallID string                     `json:"toolCallId"`
-		ToolName   string                     `json:"toolName"`
-		Arguments  map[string]json.RawMessage `json:"arguments"`
-		Success    *bool                      `json:"success"`
-		Result     *struct {
-			Content string `json:"content"`
-		} `json:"result"`
-		Error        json.RawMessage `json:"error"`
-		StatusCode   int             `json:"statusCode"`
-		ErrorType    string          `json:"errorType"`
-		Message      string          `json:"message"`
-		ErrorMessage string          `json:"errorMessage"`
-		ModelMetrics copilotMetrics  `json:"modelMetrics"`
-		// assistant.usage
-		InputTokens      *int64 `json:"inputTokens"`
-		OutputTokens     int64  `json:"outputTokens"`
-		CacheReadTokens  int64  `json:"cacheReadTokens"`
-		CacheWriteTokens int64  `json:"cacheWriteTokens"`
-		ToolTelemetry    *struct {
-			Metrics struct {
-				ContextTokenLimit   int64 `json:"context_token_limit"`
-				ContextCurrentToken int64 `json:"context_current_tokens"`
-			} `json:"metrics"`
-		} `json:"toolTelemetry"`
-	} `json:"data"`
+	typ         []byte
+	sessionID   string
+	exitCode    int
+	hasExitCode bool
+	data        copilotData
+	hasData     bool
+}
+
+type copilotData struct {
+	content    string
+	toolCallID string
+	toolName   string
+	arguments  keyArgs
+	success    bool
+	hasSuccess bool
+	// result is the head of result.content: what truncate keeps.
+	result       []byte
+	hasResult    bool
+	err          errorField
+	statusCode   int
+	errorType    string
+	message      string
+	errorMessage string
+	modelMetrics copilotMetrics
+	// assistant.usage
+	inputTokens         int64
+	hasInputTokens      bool
+	outputTokens        int64
+	cacheReadTokens     int64
+	cacheWriteTokens    int64
+	contextTokenLimit   int64 // toolTelemetry.metrics
+	contextCurrentToken int64
+	hasTelemetry        bool
+}
+
+func (l *copilotLine) reset() {
+	*l = copilotLine{typ: l.typ[:0], data: copilotData{result: l.data.result[:0]}}
+}
+
+func (l *copilotLine) read(s *jsonScanner) {
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			readBytes(s, &l.typ)
+		case "sessionId":
+			s.str(&l.sessionID)
+		case "exitCode":
+			if s.null() {
+				l.exitCode, l.hasExitCode = 0, false
+			} else if s.int(&l.exitCode) {
+				l.hasExitCode = true
+			}
+		case "data":
+			l.readData(s)
+		}
+	}
+}
+
+func (l *copilotLine) readData(s *jsonScanner) {
+	d := &l.data
+	if s.null() {
+		*d, l.hasData = copilotData{result: d.result[:0]}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasData = true
+	for s.more() {
+		switch string(s.name()) {
+		case "content":
+			s.str(&d.content)
+		case "toolCallId":
+			s.str(&d.toolCallID)
+		case "toolName":
+			s.str(&d.toolName)
+		case "arguments":
+			d.arguments.read(s)
+		case "success":
+			if s.null() {
+				d.success, d.hasSuccess = false, false
+			} else if s.bool(&d.success) {
+				d.hasSuccess = true
+			}
+		case "result":
+			d.readResult(s)
+		case "error":
+			d.err.read(s)
+		case "statusCode":
+			s.int(&d.statusCode)
+		case "errorType":
+			s.str(&d.errorType)
+		case "message":
+			s.str(&d.message)
+		case "errorMessage":
+			s.str(&d.errorMessage)
+		case "modelMetrics":
+			d.modelMetrics.read(s)
+		case "inputTokens":
+			if s.null() {
+				d.inputTokens, d.hasInputTokens = 0, false
+			} else if s.int64(&d.inputTokens) {
+				d.hasInputTokens = true
+			}
+		case "outputTokens":
+			s.int64(&d.outputTokens)
+		case "cacheReadTokens":
+			s.int64(&d.cacheReadTokens)
+		case "cacheWriteTokens":
+			s.int64(&d.cacheWriteTokens)
+		case "toolTelemetry":
+			d.readTelemetry(s)
+		}
+	}
+}
+
+func (d *copilotData) readResult(s *jsonScanner) {
+	if s.null() {
+		d.result, d.hasResult = d.result[:0], false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	d.hasResult = true
+	for s.more() {
+		if string(s.name()) == "content" && s.kind() == '"' {
+			d.result = s.strHead(d.result[:0], maxToolResult+1)
+		}
+	}
+}
+
+func (d *copilotData) readTelemetry(s *jsonScanner) {
+	if s.null() {
+		d.contextTokenLimit, d.contextCurrentToken, d.hasTelemetry = 0, 0, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	d.hasTelemetry = true
+	for s.more() {
+		if string(s.name()) != "metrics" || !s.object() {
+			continue
+		}
+		for s.more() {
+			switch string(s.name()) {
+			case "context_token_limit":
+				s.int64(&d.contextTokenLimit)
+			case "context_current_tokens":
+				s.int64(&d.contextCurrentToken)
+			}
+		}
+	}
 }
 
 // copilotDecoder decodes Copilot's JSON events. Tokens are not in the
@@ -161,82 +330,90 @@ type copilotDecoder struct {
 	sessionErr  bool
 	errType     string
 	contextUsed int64
+
+	s *jsonScanner
+	l copilotLine // the line being decoded
 }
 
 func newCopilotDecoder(now func() time.Time) *copilotDecoder {
-	return &copilotDecoder{now: now, tools: map[string]string{}}
+	return &copilotDecoder{now: now, tools: map[string]string{}, s: newJSONScanner()}
 }
 
 func (d *copilotDecoder) Line(line []byte, emit func(Event)) {
-	var l copilotLine
-	if !decodeLine(line, &l) {
+	l := &d.l
+	if !d.s.start(line) {
+		return
+	}
+	l.reset()
+	l.read(d.s)
+	if !d.s.end() {
 		return
 	}
 	r := &d.res
-	if l.Type == "result" {
-		r.SessionID = firstNonBlank(l.SessionID, r.SessionID)
-		if l.ExitCode != nil && *l.ExitCode != 0 {
+	if string(l.typ) == "result" {
+		r.SessionID = firstNonBlank(l.sessionID, r.SessionID)
+		if l.hasExitCode && l.exitCode != 0 {
 			r.IsError = true
 		}
 		u := r.Usage
 		emit(Event{Kind: EventResult, Text: d.lastText, Usage: &u})
 		return
 	}
-	data := l.Data
-	if data == nil {
+	if !l.hasData {
 		return
 	}
-	switch l.Type {
+	data := &l.data
+	switch string(l.typ) {
 	case "assistant.turn_start":
 		r.Turns++
 	case "assistant.message":
-		if data.Content == "" {
+		if data.content == "" {
 			return
 		}
-		d.lastText = data.Content
-		d.messages = appendMessage(d.messages, data.Content)
-		emit(Event{Kind: EventText, Text: data.Content})
+		d.lastText = data.content
+		d.messages = appendMessage(d.messages, data.content)
+		emit(Event{Kind: EventText, Text: data.content})
 	case "tool.execution_start":
 		if len(d.tools) >= maxToolNames {
 			clear(d.tools)
 		}
-		d.tools[data.ToolCallID] = data.ToolName
-		emit(Event{Kind: EventToolCall, Tool: data.ToolName, ToolInput: keyArg(data.Arguments)})
+		d.tools[data.toolCallID] = data.toolName
+		emit(Event{Kind: EventToolCall, Tool: data.toolName, ToolInput: data.arguments.String()})
 	case "tool.execution_complete":
 		text := ""
-		if data.Result != nil {
-			text = data.Result.Content
+		if data.hasResult {
+			text = string(data.result)
 		}
-		if data.Success != nil && !*data.Success {
-			text = firstNonBlank(errorMessage(data.Error), text)
+		if data.hasSuccess && !data.success {
+			text = firstNonBlank(data.err.message(), text)
 		}
-		emit(Event{Kind: EventToolResult, Tool: d.tools[data.ToolCallID], Text: truncate(text, maxToolResult)})
-		if t := data.ToolTelemetry; t != nil && t.Metrics.ContextTokenLimit > 0 {
-			r.ContextWindow = t.Metrics.ContextTokenLimit
-			d.contextUsed = t.Metrics.ContextCurrentToken
+		emit(Event{Kind: EventToolResult, Tool: d.tools[data.toolCallID], Text: truncate(text, maxToolResult)})
+		if data.hasTelemetry && data.contextTokenLimit > 0 {
+			r.ContextWindow = data.contextTokenLimit
+			d.contextUsed = data.contextCurrentToken
 		}
 	case "model.call_failure":
-		d.failStatus = data.StatusCode
-		emit(Event{Kind: EventError, Text: callFailureText(data.StatusCode, data.ErrorMessage)})
+		d.failStatus = data.statusCode
+		emit(Event{Kind: EventError, Text: callFailureText(data.statusCode, data.errorMessage)})
 	case "session.error":
 		d.sessionErr = true
 		r.IsError = true
-		r.ErrorText = firstNonBlank(data.Message, data.ErrorType, "error")
-		r.HTTPStatus = data.StatusCode
-		d.errType = data.ErrorType
+		r.ErrorText = firstNonBlank(data.message, data.errorType, "error")
+		r.HTTPStatus = data.statusCode
+		d.errType = data.errorType
 		emit(Event{Kind: EventError, Text: r.ErrorText})
 	case "assistant.usage":
-		if data.InputTokens != nil {
+		if data.hasInputTokens {
 			r.Usage = r.Usage.Add(Usage{
-				InputTokens: max(0, *data.InputTokens-data.CacheReadTokens), OutputTokens: data.OutputTokens,
-				CacheReadTokens: data.CacheReadTokens, CacheWriteTokens: data.CacheWriteTokens,
+				InputTokens: max(0, data.inputTokens-data.cacheReadTokens), OutputTokens: data.outputTokens,
+				CacheReadTokens: data.cacheReadTokens, CacheWriteTokens: data.cacheWriteTokens,
 			})
 			u := r.Usage
 			emit(Event{Kind: EventUsage, Usage: &u})
 		}
 	case "session.shutdown":
-		if data.ModelMetrics != nil {
-			r.Usage = data.ModelMetrics.usage()
+		if data.modelMetrics != nil {
+			r.Usage = data.modelMetrics.usage()
 		}
 	}
 }

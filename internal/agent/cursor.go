@@ -2,8 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -57,100 +55,240 @@ func (cursor) NewDecoder() Decoder { return newCursorDecoder() }
 type cursorDecoder struct {
 	*claudeDecoder
 	usage *Usage // from the result line, where a version reports it
+
+	// The line's tool_call: {"shellToolCall": {"args": ..., "result":
+	// ...}} or, in older versions, {"function": {"name", "arguments"},
+	// "result": ...}. The first entry in name order is the call; its value
+	// is kept raw and read once the line has proved valid.
+	call          []byte
+	callName      string
+	hasCall       bool
+	callResult    []byte // the "result" entry beside "function"
+	hasCallResult bool
+	sub           *jsonScanner // reads the kept values
 }
 
-func newCursorDecoder() *cursorDecoder { return &cursorDecoder{claudeDecoder: newClaudeDecoder()} }
-
-type cursorLine struct {
-	Type     string                     `json:"type"`
-	Subtype  string                     `json:"subtype"`
-	CallID   string                     `json:"call_id"`
-	ToolCall map[string]json.RawMessage `json:"tool_call"`
-	Usage    *struct {
-		InputTokens      int64 `json:"inputTokens"`
-		OutputTokens     int64 `json:"outputTokens"`
-		CacheReadTokens  int64 `json:"cacheReadTokens"`
-		CacheWriteTokens int64 `json:"cacheWriteTokens"`
-	} `json:"usage"`
+func newCursorDecoder() *cursorDecoder {
+	d := &cursorDecoder{claudeDecoder: newClaudeDecoder(), sub: newJSONScanner()}
+	d.extra = d.readToolCall
+	return d
 }
 
-// cursorTool is one entry of tool_call: {"shellToolCall": {"args": ...,
-// "result": ...}} or, in older versions, {"function": {"name", "arguments"}}.
-type cursorTool struct {
-	Args      map[string]json.RawMessage `json:"args"`
-	Result    json.RawMessage            `json:"result"`
-	Name      string                     `json:"name"`
-	Arguments string                     `json:"arguments"`
+// readToolCall reads the tool_call member of a line.
+func (d *cursorDecoder) readToolCall(s *jsonScanner, name []byte) {
+	if string(name) != "tool_call" {
+		return
+	}
+	if s.null() {
+		d.hasCall, d.hasCallResult = false, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	for s.more() {
+		key := string(s.name())
+		if key == "result" {
+			d.callResult, d.hasCallResult = append(d.callResult[:0], s.raw()...), s.err == nil
+			continue
+		}
+		if d.hasCall && key > d.callName {
+			continue
+		}
+		d.callName = key
+		d.call, d.hasCall = append(d.call[:0], s.raw()...), s.err == nil
+	}
 }
 
 func (d *cursorDecoder) Line(line []byte, emit func(Event)) {
-	var l cursorLine
-	if !decodeLine(line, &l) {
+	d.hasCall, d.hasCallResult = false, false
+	if !d.read(line) {
 		return
 	}
-	switch l.Type {
+	l := &d.l
+	switch string(l.typ) {
 	case "tool_call":
-		d.toolCall(l, emit)
+		d.toolCall(emit)
 		return
 	case "thinking":
 		return // not the agent's words
 	case "result":
-		if u := l.Usage; u != nil {
-			d.usage = &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+		if l.hasUsage {
+			u := l.usage.camel
+			d.usage = &u
 		}
 	}
-	d.claudeDecoder.Line(line, emit)
+	d.apply(emit)
 }
 
-func (d *cursorDecoder) toolCall(l cursorLine, emit func(Event)) {
-	for _, key := range slices.Sorted(maps.Keys(l.ToolCall)) {
-		if key == "result" {
-			continue
-		}
-		var t cursorTool
-		_ = json.Unmarshal(l.ToolCall[key], &t)
-		if t.Result == nil {
-			t.Result = l.ToolCall["result"] // beside a "function" entry
-		}
-		name := strings.TrimSuffix(key, "ToolCall")
-		if key == "function" {
-			name = t.Name
-			_ = json.Unmarshal([]byte(t.Arguments), &t.Args)
-		}
-		switch l.Subtype {
-		case "started":
-			emit(Event{Kind: EventToolCall, Tool: name, ToolInput: keyArg(t.Args)})
-		case "completed":
-			emit(Event{Kind: EventToolResult, Tool: name, Text: truncate(cursorToolResult(t.Result), maxToolResult)})
-		}
+// cursorTool is one entry of tool_call.
+type cursorTool struct {
+	args      keyArgs
+	result    []byte // raw
+	hasResult bool
+	name      string
+	arguments string
+}
+
+func (d *cursorDecoder) toolCall(emit func(Event)) {
+	if !d.hasCall {
 		return
 	}
+	var t cursorTool
+	s := d.sub
+	if s.start(d.call) {
+		s.object()
+		for s.more() {
+			switch string(s.name()) {
+			case "args":
+				t.args.read(s)
+			case "result":
+				t.result, t.hasResult = append(t.result[:0], s.raw()...), s.err == nil
+			case "name":
+				s.str(&t.name)
+			case "arguments":
+				s.str(&t.arguments)
+			}
+		}
+		if !s.end() {
+			t = cursorTool{} // not an object: nothing decoded, as before
+		}
+	}
+	if !t.hasResult {
+		t.result, t.hasResult = d.callResult, d.hasCallResult // beside a "function" entry
+	}
+	name := strings.TrimSuffix(d.callName, "ToolCall")
+	if d.callName == "function" {
+		name = t.name
+		t.args = d.functionArgs(t.args, t.arguments)
+	}
+	switch string(d.l.subtype) {
+	case "started":
+		emit(Event{Kind: EventToolCall, Tool: name, ToolInput: t.args.String()})
+	case "completed":
+		text := ""
+		if t.hasResult {
+			text = d.toolResult(t.result)
+		}
+		emit(Event{Kind: EventToolResult, Tool: name, Text: truncate(text, maxToolResult)})
+	}
 }
 
-// cursorToolResult reads the text of a tool result:
-// {"success": {"stdout", "stderr"} | {"content"}}, {"error": {...}}.
-func cursorToolResult(raw json.RawMessage) string {
-	var r struct {
-		Success map[string]json.RawMessage `json:"success"`
-		Error   json.RawMessage            `json:"error"`
+// functionArgs adds the arguments of an older version's function call, a
+// JSON object in a string, to args; as encoding/json does, anything but an
+// object or null leaves args as they are.
+func (d *cursorDecoder) functionArgs(args keyArgs, arguments string) keyArgs {
+	s := d.sub
+	if strings.TrimSpace(arguments) == "null" {
+		return keyArgs{}
 	}
-	if json.Unmarshal(raw, &r) != nil {
+	if !s.start([]byte(arguments)) {
+		return args
+	}
+	merged := args
+	merged.read(s)
+	if !s.end() {
+		return args
+	}
+	return merged
+}
+
+// toolResult reads the text of a tool result: {"success": {"stdout",
+// "stderr"} | {"content"}}, {"error": {...}}.
+func (d *cursorDecoder) toolResult(raw []byte) string {
+	s := d.sub
+	if string(raw) == "null" {
 		return ""
 	}
-	if r.Success == nil {
-		if msg := errorMessage(r.Error); msg != "" {
+	if !s.start(raw) {
+		return ""
+	}
+	var (
+		outs       [5][]byte // stdout, stderr, content, output, message
+		hasSuccess bool
+		errRaw     []byte
+		hasErr     bool
+		typeErr    bool
+	)
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "success":
+			if s.null() {
+				outs, hasSuccess = [5][]byte{}, false
+				continue
+			}
+			if !s.object() {
+				typeErr = true
+				continue
+			}
+			hasSuccess = true
+			for s.more() {
+				i := cursorOutputIndex(s.name())
+				if i < 0 {
+					continue
+				}
+				outs[i] = outs[i][:0]
+				if s.kind() == '"' {
+					outs[i] = s.strHead(outs[i], maxToolResult+1)
+				}
+			}
+		case "error":
+			errRaw, hasErr = append(errRaw[:0], s.raw()...), true
+		}
+	}
+	if !s.end() || typeErr {
+		return ""
+	}
+	if !hasSuccess {
+		if msg := errorMessage(errRaw); msg != "" {
 			return msg
 		}
-		return string(r.Error)
+		if !hasErr {
+			return ""
+		}
+		return string(errRaw)
 	}
 	var parts []string
-	for _, k := range []string{"stdout", "stderr", "content", "output", "message"} {
-		var s string
-		if json.Unmarshal(r.Success[k], &s) == nil && s != "" {
-			parts = append(parts, s)
+	for _, o := range outs {
+		if len(o) > 0 {
+			parts = append(parts, string(o))
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// cursorOutputIndex ranks the members of a successful result that hold
+// its output, in the order they are shown.
+func cursorOutputIndex(name []byte) int {
+	switch string(name) {
+	case "stdout":
+		return 0
+	case "stderr":
+		return 1
+	case "content":
+		return 2
+	case "output":
+		return 3
+	case "message":
+		return 4
+	}
+	return -1
+}
+
+// errorMessage reads an error value that is a string or an object with a
+// message. Only Cursor's failed tool results need it, rarely, so it
+// stays on encoding/json.
+func errorMessage(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(raw, &obj)
+	return obj.Message
 }
 
 func (d *cursorDecoder) Finish() Result {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -48,23 +47,61 @@ func (d droid) Invocation(req Request) (Invocation, error) {
 
 func (d droid) NewDecoder() Decoder { return newDroidDecoder(d.now) }
 
-// droidLine is the envelope of one `droid exec -o stream-json` line.
+// droidLine is what the decoder reads of one `droid exec -o stream-json`
+// line.
 type droidLine struct {
-	Type       string                     `json:"type"`
-	SessionID  string                     `json:"session_id"`
-	Role       string                     `json:"role"`
-	Text       string                     `json:"text"`
-	ID         string                     `json:"id"`
-	ToolName   string                     `json:"toolName"`
-	ToolID     string                     `json:"toolId"`
-	Parameters map[string]json.RawMessage `json:"parameters"`
-	IsError    bool                       `json:"isError"`
-	Value      json.RawMessage            `json:"value"`
-	Source     string                     `json:"source"`
-	Message    string                     `json:"message"`
-	FinalText  *string                    `json:"finalText"`
-	NumTurns   int                        `json:"numTurns"`
-	Usage      *claudeUsage               `json:"usage"`
+	typ, role    []byte
+	sessionID    string
+	text         string
+	id           string
+	toolName     string
+	toolID       string
+	parameters   keyArgs
+	value        []byte // the head of a tool result's text: what truncate keeps
+	message      string
+	finalText    string
+	hasFinalText bool
+	numTurns     int
+	usage        claudeUsage
+	hasUsage     bool
+}
+
+func (l *droidLine) reset() {
+	*l = droidLine{typ: l.typ[:0], role: l.role[:0], value: l.value[:0]}
+}
+
+func (l *droidLine) read(s *jsonScanner) {
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			readBytes(s, &l.typ)
+		case "session_id":
+			s.str(&l.sessionID)
+		case "role":
+			readBytes(s, &l.role)
+		case "text":
+			s.str(&l.text)
+		case "id":
+			s.str(&l.id)
+		case "toolName":
+			s.str(&l.toolName)
+		case "toolId":
+			s.str(&l.toolID)
+		case "parameters":
+			l.parameters.read(s)
+		case "value":
+			l.value = readToolResult(s, l.value[:0])
+		case "message":
+			s.str(&l.message)
+		case "finalText":
+			readOptStr(s, &l.finalText, &l.hasFinalText)
+		case "numTurns":
+			s.int(&l.numTurns)
+		case "usage":
+			l.usage.read(s, &l.hasUsage)
+		}
+	}
 }
 
 // droidDecoder decodes droid's stream-json: messages, tool calls and
@@ -77,48 +114,56 @@ type droidDecoder struct {
 	tools     map[string]string
 	errors    []string
 	completed bool
+
+	s *jsonScanner
+	l droidLine // the line being decoded
 }
 
 func newDroidDecoder(now func() time.Time) *droidDecoder {
-	return &droidDecoder{now: now, tools: map[string]string{}}
+	return &droidDecoder{now: now, tools: map[string]string{}, s: newJSONScanner()}
 }
 
 func (d *droidDecoder) Line(line []byte, emit func(Event)) {
-	var l droidLine
-	if !decodeLine(line, &l) {
+	l := &d.l
+	if !d.s.start(line) {
+		return
+	}
+	l.reset()
+	l.read(d.s)
+	if !d.s.end() {
 		return
 	}
 	if d.res.SessionID == "" {
-		d.res.SessionID = l.SessionID
+		d.res.SessionID = l.sessionID
 	}
-	switch l.Type {
+	switch string(l.typ) {
 	case "message":
-		if l.Role != "assistant" || l.Text == "" {
+		if string(l.role) != "assistant" || l.text == "" {
 			return
 		}
-		d.lastText = l.Text
-		d.messages = appendMessage(d.messages, l.Text)
-		emit(Event{Kind: EventText, Text: l.Text})
+		d.lastText = l.text
+		d.messages = appendMessage(d.messages, l.text)
+		emit(Event{Kind: EventText, Text: l.text})
 	case "tool_call":
 		if len(d.tools) >= maxToolNames {
 			clear(d.tools)
 		}
-		name := firstNonBlank(l.ToolName, l.ToolID)
-		d.tools[l.ID] = name
-		emit(Event{Kind: EventToolCall, Tool: name, ToolInput: keyArg(l.Parameters)})
+		name := firstNonBlank(l.toolName, l.toolID)
+		d.tools[l.id] = name
+		emit(Event{Kind: EventToolCall, Tool: name, ToolInput: l.parameters.String()})
 	case "tool_result":
-		emit(Event{Kind: EventToolResult, Tool: firstNonBlank(d.tools[l.ID], l.ToolID), Text: truncate(toolResultText(l.Value), maxToolResult)})
+		emit(Event{Kind: EventToolResult, Tool: firstNonBlank(d.tools[l.id], l.toolID), Text: truncateBytes(l.value, maxToolResult)})
 	case "error":
-		d.errors = append(d.errors, l.Message)
-		emit(Event{Kind: EventError, Text: l.Message})
+		d.errors = append(d.errors, l.message)
+		emit(Event{Kind: EventError, Text: l.message})
 	case "completion":
 		d.completed = true
-		if l.FinalText != nil {
-			d.res.FinalText = *l.FinalText
+		if l.hasFinalText {
+			d.res.FinalText = l.finalText
 		}
-		d.res.Turns = l.NumTurns
-		if l.Usage != nil {
-			d.res.Usage = l.Usage.usage()
+		d.res.Turns = l.numTurns
+		if l.hasUsage {
+			d.res.Usage = l.usage.usage()
 		}
 		u := d.res.Usage
 		emit(Event{Kind: EventResult, Text: d.res.FinalText, Usage: &u})

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -75,29 +74,115 @@ func statusFromExit(code int) int {
 	return 0
 }
 
-// geminiLine is the envelope of one Gemini CLI stream-json line.
+// geminiLine is what the decoder reads of one Gemini CLI stream-json line.
 type geminiLine struct {
-	Type       string                     `json:"type"`
-	SessionID  string                     `json:"session_id"`
-	Role       string                     `json:"role"`
-	Content    string                     `json:"content"`
-	Delta      bool                       `json:"delta"`
-	ToolName   string                     `json:"tool_name"`
-	ToolID     string                     `json:"tool_id"`
-	Parameters map[string]json.RawMessage `json:"parameters"`
-	Status     string                     `json:"status"`
-	Output     string                     `json:"output"`
-	Message    string                     `json:"message"` // error events
-	Error      *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Stats *struct {
-		InputTokens  int64  `json:"input_tokens"`
-		OutputTokens int64  `json:"output_tokens"`
-		Cached       int64  `json:"cached"`
-		Input        *int64 `json:"input"` // input_tokens less cached
-	} `json:"stats"`
+	typ, role  []byte
+	sessionID  string
+	content    string
+	delta      bool
+	toolName   string
+	toolID     string
+	parameters keyArgs
+	status     string
+	output     []byte // the head of a tool's output: what truncate keeps
+	message    string // error events
+	err        struct{ typ, message string }
+	hasErr     bool
+	stats      geminiStats
+	hasStats   bool
+}
+
+type geminiStats struct {
+	inputTokens, outputTokens, cached int64
+	input                             int64 // input_tokens less cached
+	hasInput                          bool
+}
+
+func (l *geminiLine) reset() {
+	*l = geminiLine{typ: l.typ[:0], role: l.role[:0], output: l.output[:0]}
+}
+
+func (l *geminiLine) read(s *jsonScanner) {
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			readBytes(s, &l.typ)
+		case "session_id":
+			s.str(&l.sessionID)
+		case "role":
+			readBytes(s, &l.role)
+		case "content":
+			s.str(&l.content)
+		case "delta":
+			s.bool(&l.delta)
+		case "tool_name":
+			s.str(&l.toolName)
+		case "tool_id":
+			s.str(&l.toolID)
+		case "parameters":
+			l.parameters.read(s)
+		case "status":
+			s.str(&l.status)
+		case "output":
+			if s.kind() == '"' {
+				l.output = s.strHead(l.output[:0], maxToolResult+1)
+			}
+		case "message":
+			s.str(&l.message)
+		case "error":
+			l.readError(s)
+		case "stats":
+			l.readStats(s)
+		}
+	}
+}
+
+func (l *geminiLine) readError(s *jsonScanner) {
+	if s.null() {
+		l.err.typ, l.err.message, l.hasErr = "", "", false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasErr = true
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			s.str(&l.err.typ)
+		case "message":
+			s.str(&l.err.message)
+		}
+	}
+}
+
+func (l *geminiLine) readStats(s *jsonScanner) {
+	st := &l.stats
+	if s.null() {
+		*st, l.hasStats = geminiStats{}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasStats = true
+	for s.more() {
+		switch string(s.name()) {
+		case "input_tokens":
+			s.int64(&st.inputTokens)
+		case "output_tokens":
+			s.int64(&st.outputTokens)
+		case "cached":
+			s.int64(&st.cached)
+		case "input":
+			if s.null() {
+				st.input, st.hasInput = 0, false
+			} else if s.int64(&st.input) {
+				st.hasInput = true
+			}
+		}
+	}
 }
 
 // geminiDecoder decodes the Gemini CLI's stream-json (Qwen Code's is
@@ -111,51 +196,61 @@ type geminiDecoder struct {
 	messages []string
 	tools    map[string]string
 	errText  string // the last error event
+
+	s *jsonScanner
+	l geminiLine // the line being decoded
 }
 
 func newGeminiDecoder(now func() time.Time) *geminiDecoder {
-	return &geminiDecoder{now: now, tools: map[string]string{}}
+	return &geminiDecoder{now: now, tools: map[string]string{}, s: newJSONScanner()}
 }
 
 func (d *geminiDecoder) Line(line []byte, emit func(Event)) {
-	var l geminiLine
-	if !decodeLine(line, &l) {
+	l := &d.l
+	if !d.s.start(line) {
 		return
 	}
-	if l.Type != "message" || l.Role != "assistant" {
+	l.reset()
+	l.read(d.s)
+	if !d.s.end() {
+		return
+	}
+	typ := string(l.typ)
+	assistant := string(l.role) == "assistant"
+	if typ != "message" || !assistant {
 		d.flush(emit)
 	}
-	switch l.Type {
+	switch typ {
 	case "init":
-		d.res.SessionID = l.SessionID
+		d.res.SessionID = l.sessionID
 	case "message":
-		if l.Role != "assistant" {
+		if !assistant {
 			return
 		}
-		if !l.Delta {
+		if !l.delta {
 			d.flush(emit) // a whole message
 		}
 		if d.cur.Len() < 2*maxMessageBytes {
-			d.cur.WriteString(l.Content)
+			d.cur.WriteString(l.content)
 		}
-		if !l.Delta {
+		if !l.delta {
 			d.flush(emit)
 		}
 	case "tool_use":
 		if len(d.tools) >= maxToolNames {
 			clear(d.tools)
 		}
-		d.tools[l.ToolID] = l.ToolName
-		emit(Event{Kind: EventToolCall, Tool: l.ToolName, ToolInput: keyArg(l.Parameters)})
+		d.tools[l.toolID] = l.toolName
+		emit(Event{Kind: EventToolCall, Tool: l.toolName, ToolInput: l.parameters.String()})
 	case "tool_result":
-		text := l.Output
-		if l.Error != nil && l.Error.Message != "" {
-			text = l.Error.Message
+		text := string(l.output)
+		if l.hasErr && l.err.message != "" {
+			text = l.err.message
 		}
-		emit(Event{Kind: EventToolResult, Tool: d.tools[l.ToolID], Text: truncate(text, maxToolResult)})
+		emit(Event{Kind: EventToolResult, Tool: d.tools[l.toolID], Text: truncate(text, maxToolResult)})
 	case "error":
-		d.errText = l.Message
-		emit(Event{Kind: EventError, Text: l.Message})
+		d.errText = l.message
+		emit(Event{Kind: EventError, Text: l.message})
 	case "result":
 		d.result(l, emit)
 	}
@@ -176,19 +271,20 @@ func (d *geminiDecoder) flush(emit func(Event)) {
 	emit(Event{Kind: EventText, Text: text})
 }
 
-func (d *geminiDecoder) result(l geminiLine, emit func(Event)) {
+func (d *geminiDecoder) result(l *geminiLine, emit func(Event)) {
 	r := &d.res
-	if s := l.Stats; s != nil {
-		in := max(0, s.InputTokens-s.Cached)
-		if s.Input != nil {
-			in = *s.Input
+	if l.hasStats {
+		st := l.stats
+		in := max(0, st.inputTokens-st.cached)
+		if st.hasInput {
+			in = st.input
 		}
-		r.Usage = Usage{InputTokens: in, OutputTokens: s.OutputTokens, CacheReadTokens: s.Cached}
+		r.Usage = Usage{InputTokens: in, OutputTokens: st.outputTokens, CacheReadTokens: st.cached}
 	}
-	if l.Status == "error" {
+	if l.status == "error" {
 		r.IsError = true
-		if l.Error != nil {
-			r.ErrorText = l.Error.Message
+		if l.hasErr {
+			r.ErrorText = l.err.message
 		}
 		r.ErrorText = firstNonBlank(r.ErrorText, d.errText, "error")
 		emit(Event{Kind: EventError, Text: r.ErrorText})

@@ -31,7 +31,7 @@ type lineLimits struct {
 
 func defaultLineLimits() lineLimits {
 	return lineLimits{
-		bufSize: 64 << 10,
+		bufSize: 256 << 10,
 		maxLine: 1 << 20,
 		strCap:  64 << 10, strHead: 16 << 10, strTail: 16 << 10,
 		smallCap: 512, smallHead: 128, smallTail: 128,
@@ -101,6 +101,13 @@ func newLineReader(r io.Reader, lim lineLimits) *lineReader {
 func (lr *lineReader) Next() ([]byte, error) {
 	if lr.err != nil {
 		return nil, lr.err
+	}
+	if cap(lr.buf) > 2*lr.lim.bufSize {
+		// A long line grew it to as much as maxLine: let it go rather
+		// than keep a megabyte live for lines that are rare. (Live heap
+		// counts twice in peak RSS: the collector lets the heap grow to
+		// twice what is live.)
+		lr.buf = nil
 	}
 	lr.buf = lr.buf[:0]
 	long := false

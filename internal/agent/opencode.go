@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,39 +48,207 @@ func (o opencode) Invocation(req Request) (Invocation, error) {
 
 func (o opencode) NewDecoder() Decoder { return newOpenCodeDecoder(o.now) }
 
-// openCodeLine is the envelope of one `opencode run --format json` line.
+// openCodeLine is what the decoder reads of one `opencode run --format
+// json` line.
 type openCodeLine struct {
-	Type      string `json:"type"`
-	SessionID string `json:"sessionID"`
-	Part      *struct {
-		Type  string `json:"type"`
-		Text  string `json:"text"`
-		Tool  string `json:"tool"`
-		State *struct {
-			Status string                     `json:"status"`
-			Input  map[string]json.RawMessage `json:"input"`
-			Output string                     `json:"output"`
-			Error  string                     `json:"error"`
-		} `json:"state"`
-		Tokens *struct {
-			Input     int64 `json:"input"`
-			Output    int64 `json:"output"`
-			Reasoning int64 `json:"reasoning"`
-			Cache     struct {
-				Read  int64 `json:"read"`
-				Write int64 `json:"write"`
-			} `json:"cache"`
-		} `json:"tokens"`
-		Cost *float64 `json:"cost"`
-	} `json:"part"`
-	Error *struct {
-		Name string `json:"name"`
-		Data struct {
-			Message         string            `json:"message"`
-			StatusCode      int               `json:"statusCode"`
-			ResponseHeaders map[string]string `json:"responseHeaders"`
-		} `json:"data"`
-	} `json:"error"`
+	typ       []byte
+	sessionID string
+	part      openCodePart
+	hasPart   bool
+	err       openCodeError
+	hasErr    bool
+}
+
+type openCodePart struct {
+	typ, text, tool string
+	state           struct {
+		status string
+		input  keyArgs
+		output []byte // heads of the tool's output and error: what truncate keeps
+		errOut []byte
+	}
+	hasState  bool
+	tokens    struct{ input, output, reasoning, cacheRead, cacheWrite int64 }
+	hasTokens bool
+	cost      float64
+	hasCost   bool
+}
+
+type openCodeError struct {
+	name    string
+	message string
+	status  int
+	headers map[string]string // the response's, for Retry-After
+}
+
+func (l *openCodeLine) reset() {
+	p := &l.part
+	*l = openCodeLine{typ: l.typ[:0]}
+	l.part.state.output, l.part.state.errOut = p.state.output[:0], p.state.errOut[:0]
+}
+
+func (l *openCodeLine) read(s *jsonScanner) {
+	s.object()
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			readBytes(s, &l.typ)
+		case "sessionID":
+			s.str(&l.sessionID)
+		case "part":
+			l.readPart(s)
+		case "error":
+			l.readError(s)
+		}
+	}
+}
+
+func (l *openCodeLine) readPart(s *jsonScanner) {
+	p := &l.part
+	if s.null() {
+		out, errOut := p.state.output[:0], p.state.errOut[:0]
+		*p, l.hasPart = openCodePart{}, false
+		p.state.output, p.state.errOut = out, errOut
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasPart = true
+	for s.more() {
+		switch string(s.name()) {
+		case "type":
+			s.str(&p.typ)
+		case "text":
+			s.str(&p.text)
+		case "tool":
+			s.str(&p.tool)
+		case "state":
+			p.readState(s)
+		case "tokens":
+			p.readTokens(s)
+		case "cost":
+			if s.null() {
+				p.cost, p.hasCost = 0, false
+			} else if s.float(&p.cost) {
+				p.hasCost = true
+			}
+		}
+	}
+}
+
+func (p *openCodePart) readState(s *jsonScanner) {
+	st := &p.state
+	if s.null() {
+		st.status, st.input, p.hasState = "", keyArgs{}, false
+		st.output, st.errOut = st.output[:0], st.errOut[:0]
+		return
+	}
+	if !s.object() {
+		return
+	}
+	p.hasState = true
+	for s.more() {
+		switch string(s.name()) {
+		case "status":
+			s.str(&st.status)
+		case "input":
+			st.input.read(s)
+		case "output":
+			if s.kind() == '"' {
+				st.output = s.strHead(st.output[:0], maxToolResult+1)
+			}
+		case "error":
+			if s.kind() == '"' {
+				st.errOut = s.strHead(st.errOut[:0], maxToolResult+1)
+			}
+		}
+	}
+}
+
+func (p *openCodePart) readTokens(s *jsonScanner) {
+	t := &p.tokens
+	if s.null() {
+		*t, p.hasTokens = struct{ input, output, reasoning, cacheRead, cacheWrite int64 }{}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	p.hasTokens = true
+	for s.more() {
+		switch string(s.name()) {
+		case "input":
+			s.int64(&t.input)
+		case "output":
+			s.int64(&t.output)
+		case "reasoning":
+			s.int64(&t.reasoning)
+		case "cache":
+			if !s.object() {
+				continue
+			}
+			for s.more() {
+				switch string(s.name()) {
+				case "read":
+					s.int64(&t.cacheRead)
+				case "write":
+					s.int64(&t.cacheWrite)
+				}
+			}
+		}
+	}
+}
+
+func (l *openCodeLine) readError(s *jsonScanner) {
+	e := &l.err
+	if s.null() {
+		*e, l.hasErr = openCodeError{}, false
+		return
+	}
+	if !s.object() {
+		return
+	}
+	l.hasErr = true
+	for s.more() {
+		switch string(s.name()) {
+		case "name":
+			s.str(&e.name)
+		case "data":
+			if !s.object() {
+				continue
+			}
+			for s.more() {
+				switch string(s.name()) {
+				case "message":
+					s.str(&e.message)
+				case "statusCode":
+					s.int(&e.status)
+				case "responseHeaders":
+					e.readHeaders(s)
+				}
+			}
+		}
+	}
+}
+
+func (e *openCodeError) readHeaders(s *jsonScanner) {
+	if s.null() {
+		e.headers = nil
+		return
+	}
+	if !s.object() {
+		return
+	}
+	if e.headers == nil {
+		e.headers = map[string]string{}
+	}
+	for s.more() {
+		k := string(s.name())
+		v := ""
+		s.str(&v)
+		e.headers[k] = v
+	}
 }
 
 // openCodeDecoder decodes OpenCode's JSON events. There is no final event:
@@ -94,67 +261,77 @@ type openCodeDecoder struct {
 	messages []string
 	errors   []string
 	authErr  bool
+
+	s *jsonScanner
+	l openCodeLine // the line being decoded
 }
 
-func newOpenCodeDecoder(now func() time.Time) *openCodeDecoder { return &openCodeDecoder{now: now} }
+func newOpenCodeDecoder(now func() time.Time) *openCodeDecoder {
+	return &openCodeDecoder{now: now, s: newJSONScanner()}
+}
 
 func (d *openCodeDecoder) Line(line []byte, emit func(Event)) {
-	var l openCodeLine
-	if !decodeLine(line, &l) {
+	l := &d.l
+	if !d.s.start(line) {
+		return
+	}
+	l.reset()
+	l.read(d.s)
+	if !d.s.end() {
 		return
 	}
 	if d.res.SessionID == "" {
-		d.res.SessionID = l.SessionID
+		d.res.SessionID = l.sessionID
 	}
-	p := l.Part
-	switch {
-	case l.Type == "step_start":
+	p := &l.part
+	switch typ := string(l.typ); {
+	case typ == "step_start":
 		d.res.Turns++
-	case l.Type == "text" && p != nil:
-		if p.Text == "" {
+	case typ == "text" && l.hasPart:
+		if p.text == "" {
 			return
 		}
-		d.lastText = p.Text
-		d.messages = appendMessage(d.messages, p.Text)
-		emit(Event{Kind: EventText, Text: p.Text})
-	case l.Type == "tool_use" && p != nil && p.State != nil:
-		emit(Event{Kind: EventToolCall, Tool: p.Tool, ToolInput: keyArg(p.State.Input)})
-		out := p.State.Output
-		if p.State.Status == "error" {
-			out = p.State.Error
+		d.lastText = p.text
+		d.messages = appendMessage(d.messages, p.text)
+		emit(Event{Kind: EventText, Text: p.text})
+	case typ == "tool_use" && l.hasPart && p.hasState:
+		emit(Event{Kind: EventToolCall, Tool: p.tool, ToolInput: p.state.input.String()})
+		out := p.state.output
+		if p.state.status == "error" {
+			out = p.state.errOut
 		}
-		emit(Event{Kind: EventToolResult, Tool: p.Tool, Text: truncate(out, maxToolResult)})
-	case l.Type == "step_finish" && p != nil:
-		if t := p.Tokens; t != nil {
+		emit(Event{Kind: EventToolResult, Tool: p.tool, Text: truncateBytes(out, maxToolResult)})
+	case typ == "step_finish" && l.hasPart:
+		if p.hasTokens {
+			t := p.tokens
 			d.res.Usage = d.res.Usage.Add(Usage{
-				InputTokens: t.Input, OutputTokens: t.Output + t.Reasoning,
-				CacheReadTokens: t.Cache.Read, CacheWriteTokens: t.Cache.Write,
+				InputTokens: t.input, OutputTokens: t.output + t.reasoning,
+				CacheReadTokens: t.cacheRead, CacheWriteTokens: t.cacheWrite,
 			})
 			u := d.res.Usage
 			emit(Event{Kind: EventUsage, Usage: &u})
 		}
-		if p.Cost != nil {
-			d.res.CostUSD += *p.Cost
+		if p.hasCost {
+			d.res.CostUSD += p.cost
 			d.res.HasCost = true
 		}
-	case l.Type == "error" && l.Error != nil:
-		d.error(l, emit)
+	case typ == "error" && l.hasErr:
+		d.error(&l.err, emit)
 	}
 }
 
-func (d *openCodeDecoder) error(l openCodeLine, emit func(Event)) {
-	e := l.Error
-	msg := firstNonBlank(e.Data.Message, e.Name, "error")
+func (d *openCodeDecoder) error(e *openCodeError, emit func(Event)) {
+	msg := firstNonBlank(e.message, e.name, "error")
 	d.errors = append(d.errors, msg)
 	r := &d.res
 	r.IsError = true
-	if e.Data.StatusCode != 0 {
-		r.HTTPStatus = e.Data.StatusCode
+	if e.status != 0 {
+		r.HTTPStatus = e.status
 	}
-	if e.Name == "ProviderAuthError" {
+	if e.name == "ProviderAuthError" {
 		d.authErr = true
 	}
-	if at, ok := retryAfter(e.Data.ResponseHeaders, d.now()); ok {
+	if at, ok := retryAfter(e.headers, d.now()); ok {
 		r.ResetAt = at
 	}
 	emit(Event{Kind: EventError, Text: msg})

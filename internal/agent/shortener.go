@@ -11,7 +11,9 @@ import "github.com/ralph-loop/ralph/internal/proc"
 // out not to be JSON keeps its raw head and tail instead.
 //
 // The lexer is lenient: it checks only what it needs to keep valid input
-// valid and to stay bounded on anything else.
+// valid and to stay bounded on anything else. It is not jsontext, which the
+// decoders use: a tokenizer hands out whole tokens, and here one string is
+// megabytes that must never be held.
 type shortener struct {
 	lim  lineLimits
 	hard int // lim.hardCap()

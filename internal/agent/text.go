@@ -1,18 +1,62 @@
 package agent
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
 
-// keyArg returns a tool call's key argument on one line, for display: the
-// first of the input fields that say what a call does, most telling first.
-func keyArg(input map[string]json.RawMessage) string {
-	for _, k := range [...]string{"command", "file_path", "path", "pattern", "url", "description", "query", "prompt"} {
-		var s string
-		if raw, ok := input[k]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
-			return oneLine(s)
+// keyArgs holds the input fields of a tool call that say what the call
+// does, most telling first: its key argument is the first that is a
+// non-empty string.
+type keyArgs [8]string
+
+// keyArgIndex returns the rank of an input field in keyArgs, or -1.
+func keyArgIndex(name []byte) int {
+	switch string(name) {
+	case "command":
+		return 0
+	case "file_path":
+		return 1
+	case "path":
+		return 2
+	case "pattern":
+		return 3
+	case "url":
+		return 4
+	case "description":
+		return 5
+	case "query":
+		return 6
+	case "prompt":
+		return 7
+	}
+	return -1
+}
+
+// read reads a tool call's input object into k. Like encoding/json into a
+// map, which the decoders used before, a second object adds to the first
+// and null empties k.
+func (k *keyArgs) read(s *jsonScanner) {
+	if s.null() {
+		*k = keyArgs{}
+		return
+	}
+	if !s.object() {
+		return
+	}
+	for s.more() {
+		if i := keyArgIndex(s.name()); i >= 0 {
+			k[i] = ""
+			s.str(&k[i])
+		}
+	}
+}
+
+// String returns the key argument on one line, for display.
+func (k *keyArgs) String() string {
+	for _, v := range k {
+		if v != "" {
+			return oneLine(v)
 		}
 	}
 	return ""
@@ -39,4 +83,16 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// truncateBytes is truncate for the head of a text held in a buffer.
+func truncateBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "…"
 }

@@ -20,6 +20,7 @@
 //	grandchild               start a child that ignores SIGTERM; its pid goes to $FAKEAGENT_SCRIPT.grandchild
 //	bigline BYTES            one JSON line of about BYTES bytes
 //	stream BYTES             about BYTES of ordinary assistant lines
+//	toolstream BYTES LINE    about BYTES of Bash tool calls, each with a result line of about LINE bytes
 //	usage IN OUT [CR CW]     token usage of the result
 //	cost USD                 cost of the result
 //	error STATUS TEXT        end with is_error and api_error_status STATUS
@@ -210,6 +211,12 @@ func (a *agentRun) do(verb, rest string) error {
 			return err
 		}
 		a.stream(n)
+	case "toolstream":
+		var n, line int
+		if _, err := fmt.Sscanf(rest, "%d %d", &n, &line); err != nil {
+			return err
+		}
+		a.toolStream(n, line)
 	case "usage":
 		for i, f := range strings.Fields(rest) {
 			if i < 4 {
@@ -318,6 +325,84 @@ func (a *agentRun) stream(n int) {
 	}
 	for written := 0; written < n; written += len(line) {
 		a.w.Write(line)
+	}
+}
+
+// toolStream writes about n bytes of Bash tool calls whose results are
+// lines of about lineSize bytes, as Claude Code prints them: the output
+// twice, in the tool_result and in tool_use_result.stdout. The pair is
+// encoded once and written again and again.
+func (a *agentRun) toolStream(n, lineSize int) {
+	// Structs, not maps: the members come in Claude Code's order.
+	type part struct {
+		ID        string            `json:"id,omitempty"`
+		Input     map[string]string `json:"input,omitempty"`
+		Name      string            `json:"name,omitempty"`
+		ToolUseID string            `json:"tool_use_id,omitempty"`
+		Type      string            `json:"type"`
+		Content   string            `json:"content,omitempty"`
+		IsError   *bool             `json:"is_error,omitempty"`
+	}
+	type message struct {
+		Role    string `json:"role"`
+		Content []part `json:"content"`
+	}
+	type line struct {
+		Type          string  `json:"type"`
+		Message       message `json:"message"`
+		Parent        *string `json:"parent_tool_use_id"`
+		SessionID     string  `json:"session_id"`
+		ToolUseResult any     `json:"tool_use_result,omitempty"`
+	}
+	call := line{Type: "assistant", SessionID: a.session, Message: message{Role: "assistant", Content: []part{{
+		ID: "toolu_stream", Name: "Bash", Type: "tool_use", Input: map[string]string{"command": "cat main.go", "description": "Show the file"},
+	}}}}
+	noError := false
+	result := func(out string) []byte {
+		b, _ := json.Marshal(line{Type: "user", SessionID: a.session,
+			Message: message{Role: "user", Content: []part{{ToolUseID: "toolu_stream", Type: "tool_result", Content: out, IsError: &noError}}},
+			ToolUseResult: struct {
+				Stdout      string `json:"stdout"`
+				Stderr      string `json:"stderr"`
+				Interrupted bool   `json:"interrupted"`
+				IsImage     bool   `json:"isImage"`
+			}{Stdout: out}})
+		return b
+	}
+	// What a Read tool prints: source code, with the tabs, quotes,
+	// backslashes and the odd non-ASCII letter that JSON escapes or checks.
+	source := [...]string{
+		"package main",
+		"",
+		"import (",
+		"\t\"fmt\"",
+		"\t\"os\"",
+		")",
+		"",
+		"// run prints each argument; it returns the first error.",
+		"func run(args []string) error {",
+		"\tif len(args) == 0 {",
+		"\t\treturn fmt.Errorf(\"usage: %s FILE\", os.Args[0])",
+		"\t}",
+		"\tfor i, a := range args {",
+		"\t\tfmt.Printf(\"%d: %q\\n\", i, a) // naïve café, on purpose",
+		"\t}",
+		"\treturn nil",
+		"}",
+	}
+	var out strings.Builder
+	for i := 0; out.Len() < lineSize; i++ {
+		fmt.Fprintf(&out, "%6d\t%s\n", i+1, source[i%len(source)])
+	}
+	// The output appears twice, escaped: shrink it to fit the line.
+	text := out.String()
+	for len(text) > 0 && len(result(text)) > lineSize {
+		text = strings.ToValidUTF8(text[:len(text)*lineSize/len(result(text))], "")
+	}
+	pair, _ := json.Marshal(call)
+	pair = append(append(append(pair, '\n'), result(text)...), '\n')
+	for written := 0; written < n; written += len(pair) {
+		a.w.Write(pair)
 	}
 }
 

@@ -9,12 +9,17 @@
 //     commits).
 //   - stream: one task whose agent streams 200 MB, including one 20 MB
 //     line; ralph's peak RSS and CPU time.
+//   - stream-mix: three tasks whose agent streams about 201 MB each in
+//     Claude Code's stream-json: one 20 MB tool-result line, then Bash
+//     tool calls whose results are 64 KiB lines of source code (printed
+//     twice, as Claude Code does); ralph's peak RSS and its CPU time per
+//     MB of stream read, decoded, written to the transcripts and shown.
 //   - leak (not run by default): 2,000 iterations; ralph's RSS and open
 //     file descriptors from iteration 100 on.
 //
 // Overhead and leak are in overhead.go and leak.go.
 //
-// Usage: go run ./tools/bench [-scenario overhead,stream,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
+// Usage: go run ./tools/bench [-scenario overhead,stream,stream-mix,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
 package main
 
 import (
@@ -35,7 +40,7 @@ func main() {
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
-	scenarios := flag.String("scenario", "overhead,stream", "scenarios to run, comma-separated: overhead, stream, leak")
+	scenarios := flag.String("scenario", "overhead,stream,stream-mix", "scenarios to run, comma-separated: overhead, stream, stream-mix, leak")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
@@ -70,6 +75,11 @@ func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB in
 			return err
 		}
 	}
+	if want(scenarios, "stream-mix") {
+		if err := streamMixScenario(bin, tmp, runs); err != nil {
+			return err
+		}
+	}
 	if !want(scenarios, "stream") {
 		return nil
 	}
@@ -88,6 +98,65 @@ func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB in
 	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s (%.0f MB/s); wall: median %.2f s\n",
 		median(cpu), float64(streamMB)/median(cpu), median(wall))
 	return nil
+}
+
+// The stream-mix scenario: per task, one 20 MB tool-result line, then
+// 64 KiB tool-result lines to about 201 MB.
+const (
+	mixTasks     = 3
+	mixTaskBytes = 201 << 20
+	mixLineBytes = 20 << 20
+	mixToolLine  = 64 << 10
+)
+
+func streamMixScenario(bin, tmp string, runs int) error {
+	var rss, cpu, wall, rate []float64
+	var streamed int64
+	for i := range runs {
+		dir := filepath.Join(tmp, fmt.Sprintf("stream-mix-%d", i))
+		r, c, w, n, err := streamMix(bin, dir)
+		if err != nil {
+			return err
+		}
+		rss, cpu, wall = append(rss, r), append(cpu, c), append(wall, w)
+		rate = append(rate, float64(n)/1e6/c)
+		streamed = n
+	}
+	fmt.Printf("stream-mix: %d tasks, the agent writes about %d MB each in Claude stream-json: one %d MB tool-result line, then %d KiB tool-result lines; %d runs\n",
+		mixTasks, mixTaskBytes>>20, mixLineBytes>>20, mixToolLine>>10, runs)
+	fmt.Printf("  ralph peak RSS (VmHWM, ralph alone): median %.1f MB, max %.1f MB\n", median(rss), slices.Max(rss))
+	fmt.Printf("  ralph CPU (user+sys, ralph alone): median %.2f s for %.0f MB of transcripts: median %.0f MB/s (min %.0f, max %.0f); wall: median %.2f s\n",
+		median(cpu), float64(streamed)/1e6, median(rate), slices.Min(rate), slices.Max(rate), median(wall))
+	return nil
+}
+
+// streamMix runs the stream-mix scenario once; n is the bytes the agents
+// streamed, as the transcripts on disk hold them.
+func streamMix(bin, dir string) (rssMB, cpuS, wallS float64, n int64, err error) {
+	scenario := fmt.Sprintf("say starting\nbigline %d\ntoolstream %d %d\nfinal <promise>TASK_DONE</promise>\n",
+		mixLineBytes, mixTaskBytes-mixLineBytes, mixToolLine)
+	if err := project(dir, scenario, mixTasks); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	wall, _, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	outs, err := filepath.Glob(filepath.Join(dir, ".ralph", "runs", "*", "iter-*.out"))
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if len(outs) != mixTasks {
+		return 0, 0, 0, 0, fmt.Errorf("%d transcripts in %s, want %d", len(outs), dir, mixTasks)
+	}
+	for _, o := range outs {
+		fi, err := os.Stat(o)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		n += fi.Size()
+	}
+	return float64(s.peakRSSKiB) / 1024, s.cpu.Seconds(), wall.Seconds(), n, nil
 }
 
 // build compiles ralph and the fake agent, which goes on PATH as claude so
