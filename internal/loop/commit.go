@@ -28,6 +28,8 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) stri
 	}
 	if len(doneIDs) == 0 {
 		msg = fmt.Sprintf("chore: ralph iteration %d (%s, in progress)", r.st.Iteration, t.ID)
+	} else {
+		msg = withTrailers(msg, r.trailers)
 	}
 	hash, err := r.deps.Repo.Commit(ctx, msg)
 	if err != nil {

@@ -55,6 +55,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	}
 	before := r.snapshot(ctx)
 	doneBefore := doneSet(r.deps.Plan.Plan())
+	r.markStart(ctx, t)
 
 	started := r.deps.Now()
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
@@ -86,6 +87,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.Marker = string(it.match.Marker)
 		rec.Strategy = string(it.match.Strategy)
 	}
+	it.ev.record(&rec)
 	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
@@ -128,6 +130,8 @@ type classified struct {
 	iteration
 	match   completion.Match
 	doneIDs []string
+	// ev is what checked a done claim (verify.go).
+	ev evidence
 }
 
 // classify decides the outcome of one agent run and applies it to the
@@ -210,10 +214,16 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 	return c
 }
 
-// accept runs the gates and marks t done.
+// accept runs the gates, the guard and the reviewer, and marks t done.
 func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome string) classified {
 	if failed, ok := r.gatesFail(ctx, t, &c); !ok {
 		return failed
+	}
+	if !r.verify(ctx, &c, t, []string{t.ID}) {
+		return c
+	}
+	if !r.land(ctx, t, &c) {
+		return c
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
@@ -221,6 +231,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	}
 	c.outcome = outcome
 	c.doneIDs = []string{t.ID}
+	r.accepted(&c, c.doneIDs)
 	return c
 }
 
@@ -231,6 +242,7 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 		return *c, true
 	}
 	ok, output, err := r.deps.Gate.Check(ctx, t)
+	c.ev.gates = gateRuns(r.deps.Gate)
 	if err == nil && ok {
 		return *c, true
 	}
@@ -263,16 +275,25 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 	if len(c.doneIDs) > 0 {
 		// The agent ticked tasks; they count only once the gates pass.
 		t, _ := p.Task(c.doneIDs[0])
-		if failed, ok := r.gatesFail(ctx, t, &c); !ok {
+		failed, ok := r.gatesFail(ctx, t, &c)
+		why := "the quality gates failed"
+		if ok {
+			failed = c
+			ok = r.verify(ctx, &failed, t, c.doneIDs)
+			why = "its checks failed"
+		}
+		if !ok {
 			for _, id := range c.doneIDs {
 				if err := r.deps.Plan.SetStatus(id, task.StatusOpen); err != nil {
 					r.warn("could not untick %s: %v", id, err)
 				}
 			}
-			r.warn("unticked %s: the quality gates failed (%s)", strings.Join(c.doneIDs, ", "), failed.errText)
+			r.warn("unticked %s: %s (%s)", strings.Join(c.doneIDs, ", "), why, failed.errText)
 			failed.doneIDs = nil
 			return failed
 		}
+		c.ev = failed.ev
+		r.accepted(&c, c.doneIDs)
 	}
 	switch {
 	case c.match.Marker == completion.PlanDone && p.Open() == 0:
