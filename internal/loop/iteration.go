@@ -54,7 +54,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
 	before := r.snapshot(ctx)
-	doneBefore := doneSet(r.deps.Plan.Plan())
+	var doneBefore map[string]bool // what the agent ticks: agent ownership only
+	if r.opts.Ownership == OwnerAgent {
+		doneBefore = doneSet(r.deps.Plan.Plan())
+	}
 	r.markStart(ctx, t)
 
 	started := r.deps.Now()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -134,6 +135,8 @@ type runner struct {
 	// trailers are the evidence of the task accepted in this iteration,
 	// for its commit (verify.go).
 	trailers string
+	// template is the embedded prompt template, parsed at its first use.
+	template *prompt.Template
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -399,15 +402,25 @@ func (r *runner) finish(err error) error {
 	return err
 }
 
-// progress counts the plan's tasks for events.
+// progress counts the plan's tasks for events. It runs twice an
+// iteration, so it hashes no id unless the state has failed tasks (most
+// runs have none): one pass over the statuses.
 func (r *runner) progress() *PlanProgress {
 	p := r.deps.Plan.Plan()
 	pp := &PlanProgress{Path: p.Path, Format: p.Format, Total: len(p.Tasks)}
-	for _, t := range p.Tasks {
+	failedInState := false
+	for _, ts := range r.st.Tasks {
+		if ts.Failed {
+			failedInState = true
+			break
+		}
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
 		switch {
 		case t.Status == task.StatusDone:
 			pp.Done++
-		case t.Status == task.StatusFailed || r.st.Tasks[t.ID].Failed:
+		case t.Status == task.StatusFailed || (failedInState && r.st.Tasks[t.ID].Failed):
 			pp.Failed++
 		}
 	}

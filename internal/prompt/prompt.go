@@ -119,10 +119,34 @@ func RenderFile(name, text string, d Data) (string, error) {
 // keeps the result under the budget (see the package doc). Errors are
 // *TemplateError values that read "name:line: message".
 func Render(name, tmpl string, d Data) (string, error) {
+	t, err := Parse(name, tmpl)
+	if err != nil {
+		return "", err
+	}
+	return t.Render(d)
+}
+
+// Template is a parsed prompt template. Parsing one costs more than
+// rendering it, so a runner that renders the same template every iteration
+// parses it once. It is safe for concurrent use.
+type Template struct {
+	name string
+	t    *template.Template
+}
+
+// Parse parses the template tmpl, called name in errors, which are
+// *TemplateError values.
+func Parse(name, tmpl string) (*Template, error) {
 	t, err := template.New(name).Funcs(funcMap()).Option("missingkey=error").Parse(tmpl)
 	if err != nil {
-		return "", templateError(name, err)
+		return nil, templateError(name, err)
 	}
+	return &Template{name: name, t: t}, nil
+}
+
+// Render executes the template with d, as the function Render does.
+func (tp *Template) Render(d Data) (string, error) {
+	t, name := tp.t, tp.name
 	d = normalize(d)
 	out, err := execute(t, name, d)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// plan50 is a prd.json of n stories, as `ralph run` benchmarks use.
+// planN is a prd.json of n stories, as `ralph run` benchmarks use.
 func planN(n int) []byte {
 	var stories []string
 	for i := 1; i <= n; i++ {
@@ -17,36 +17,176 @@ func planN(n int) []byte {
 	return []byte("{\n  \"project\": \"bench\",\n  \"userStories\": [\n" + strings.Join(stories, ",\n") + "\n  ]\n}\n")
 }
 
-func BenchmarkReadPRD50(b *testing.B) {
-	data := planN(50)
+// checklistN is an IMPLEMENTATION_PLAN.md of n tasks in the shape of
+// planN's stories.
+func checklistN(n int) []byte {
+	var b strings.Builder
+	b.WriteString("# Bench\n\nA plan to measure.\n\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "- [ ] T-%03d: Task %d\n  Do thing %d.\n  - Priority: %d\n  - it works\n  - tests pass\n", i, i, i, i)
+	}
+	return []byte(b.String())
+}
+
+func benchRead(b *testing.B, read func(path string, data []byte) error, path string, data []byte) {
 	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := readPRD("prd.json", data); err != nil {
+		if err := read(path, data); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkSetStatus50 is one runner-mode "mark done": change check,
-// splice, validation, atomic write with fsync.
-func BenchmarkSetStatus50(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "prd.json")
-	if err := os.WriteFile(path, planN(50), 0o644); err != nil {
+func BenchmarkReadPRD50(b *testing.B) {
+	benchRead(b, func(p string, d []byte) error { _, err := readPRD(p, d); return err }, "prd.json", planN(50))
+}
+
+func BenchmarkReadPRD1000(b *testing.B) {
+	benchRead(b, func(p string, d []byte) error { _, err := readPRD(p, d); return err }, "prd.json", planN(1000))
+}
+
+func BenchmarkReadChecklist1000(b *testing.B) {
+	benchRead(b, func(p string, d []byte) error { _, err := readChecklist(p, d); return err }, "IMPLEMENTATION_PLAN.md", checklistN(1000))
+}
+
+// benchSetStatus is one runner-mode "mark done" per op on a plan file in
+// dir: change check, splice, validation, atomic write. The task cycles
+// through the plan, done on the first pass and open again on the next, so
+// that every op changes the file.
+func benchSetStatus(b *testing.B, dir, name string, data []byte, n int) {
+	b.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	f, err := Load(path)
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		st := StatusDone
-		if (i/50)%2 == 1 {
+		if (i/n)%2 == 1 {
 			st = StatusOpen
 		}
-		if err := f.SetStatus(fmt.Sprintf("T-%03d", i%50+1), st); err != nil {
+		if err := f.SetStatus(fmt.Sprintf("T-%03d", i%n+1), st); err != nil {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// tmpfs returns a directory on a memory filesystem, where fsync costs
+// nothing, so that a benchmark measures the edit and not the disk; it
+// skips the benchmark where there is none.
+func tmpfs(b *testing.B) string {
+	b.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "ralph-bench-")
+	if err != nil {
+		b.Skipf("no tmpfs at /dev/shm: %v", err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// BenchmarkSetStatusEdit50 is what SetStatus does in memory on a
+// 50-story prd.json, without the write: change check (the file is read and
+// compared), splice, the parse of the result, the check that the status
+// took.
+func BenchmarkSetStatusEdit50(b *testing.B) {
+	benchEdit(b, "prd.json", planN(50), 50)
+}
+
+func BenchmarkSetStatusEdit1000(b *testing.B) {
+	benchEdit(b, "prd.json", planN(1000), 1000)
+}
+
+func BenchmarkSetStatusEditChecklist50(b *testing.B) {
+	benchEdit(b, "IMPLEMENTATION_PLAN.md", checklistN(50), 50)
+}
+
+func benchEdit(b *testing.B, name string, data []byte, n int) {
+	b.Helper()
+	path := filepath.Join(tmpfs(b), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		st := StatusDone
+		if (i/n)%2 == 1 {
+			st = StatusOpen
+		}
+		id := fmt.Sprintf("T-%03d", i%n+1)
+		next, err := f.prepare("", nil, func(cur parsed) (parsed, error) { return f.format.setStatus(cur, id, st) },
+			func(after *Plan) error {
+				if t, ok := after.Task(id); !ok || t.Status != st {
+					return fmt.Errorf("%s is not %s", id, st)
+				}
+				return nil
+			})
+		if err != nil || next == nil {
+			b.Fatal(err, next)
+		}
+		// Keep the file as the next change check expects it, off the clock.
+		b.StopTimer()
+		f.cur = next
+		if err := os.WriteFile(path, next.source(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		i++
+	}
+}
+
+// BenchmarkSetStatus50 is SetStatus on a 50-story prd.json on the disk
+// the tests run on: fsync of the file and of the directory included.
+func BenchmarkSetStatus50(b *testing.B) {
+	benchSetStatus(b, b.TempDir(), "prd.json", planN(50), 50)
+}
+
+// BenchmarkSetStatus50Tmpfs is the same on tmpfs: everything but the
+// fsyncs' latency (change check, splice, validation, temp file, rename).
+func BenchmarkSetStatus50Tmpfs(b *testing.B) {
+	benchSetStatus(b, tmpfs(b), "prd.json", planN(50), 50)
+}
+
+func BenchmarkSetStatus1000Tmpfs(b *testing.B) {
+	benchSetStatus(b, tmpfs(b), "prd.json", planN(1000), 1000)
+}
+
+func BenchmarkSetStatusChecklist50Tmpfs(b *testing.B) {
+	benchSetStatus(b, tmpfs(b), "IMPLEMENTATION_PLAN.md", checklistN(50), 50)
+}
+
+// BenchmarkModified is the change check the runner makes three times an
+// iteration, on an unchanged prd.json.
+func BenchmarkModified(b *testing.B) {
+	for _, n := range []int{50, 1000, 5000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			path := filepath.Join(tmpfs(b), "prd.json")
+			data := planN(n)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			f, err := Load(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if mod, err := f.Modified(); err != nil || mod {
+					b.Fatal(mod, err)
+				}
+			}
+		})
 	}
 }

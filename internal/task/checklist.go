@@ -21,12 +21,12 @@ type checklistFormat struct{}
 
 func (checklistFormat) name() string { return FormatChecklist }
 
-func (checklistFormat) parse(path string, data []byte) (*Plan, error) {
+func (checklistFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readChecklist(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
 // mdTasks is a validated markdown plan: the plan and where each task is.
@@ -35,6 +35,9 @@ type mdTasks struct {
 	plan  *Plan
 	tasks []mdTask // parallel to plan.Tasks
 }
+
+func (d *mdTasks) source() []byte { return d.doc.src }
+func (d *mdTasks) result() *Plan  { return d.plan }
 
 func (d *mdTasks) find(path, id string) (*mdTask, error) {
 	for i := range d.tasks {
@@ -45,9 +48,21 @@ func (d *mdTasks) find(path, id string) (*mdTask, error) {
 	return nil, fmt.Errorf("%s: %w %q", path, ErrUnknownTask, id)
 }
 
+func (checklistFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := checklistOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // readChecklist parses and validates a checklist.
 func readChecklist(path string, data []byte) (*mdTasks, error) {
-	doc := parseMarkdown(data)
+	return checklistOf(path, parseMarkdown(data))
+}
+
+// checklistOf reads the checklist of parsed markdown.
+func checklistOf(path string, doc *mdDoc) (*mdTasks, error) {
 	c := &mdChecker{path: path, doc: doc}
 	var tasks []mdTask
 	for _, it := range doc.items {
@@ -62,11 +77,11 @@ func readChecklist(path string, data []byte) (*mdTasks, error) {
 	if len(c.errs) > 0 {
 		return nil, c.err()
 	}
-	return newMDTasks(doc, path, FormatChecklist, tasks, doc.title(), doc.overview(len(data))), nil
+	return newMDTasks(doc, path, FormatChecklist, tasks, doc.title(), doc.overview(len(doc.src))), nil
 }
 
 func newMDTasks(doc *mdDoc, path, formatName string, tasks []mdTask, name, desc string) *mdTasks {
-	p := &Plan{Path: path, Format: formatName, Name: name, Description: desc}
+	p := &Plan{Path: path, Format: formatName, Name: name, Description: desc, Validation: validationCommands(string(doc.src))}
 	for _, t := range tasks {
 		p.Tasks = append(p.Tasks, t.Task)
 	}
@@ -86,16 +101,29 @@ func isTaskItem(it *mdItem) bool {
 	return true
 }
 
-func (checklistFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	return setBoxStatus(path, data, id, st, readChecklist)
-}
-
-// setBoxStatus sets a checkbox task's mark: one byte.
-func setBoxStatus(path string, data []byte, id string, st Status, read func(string, []byte) (*mdTasks, error)) ([]byte, error) {
-	d, err := read(path, data)
+func (checklistFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, ok := cur.(*mdTasks)
+	if !ok {
+		return nil, fmt.Errorf("internal error: %T is not a checklist", cur)
+	}
+	out, err := setBox(d, id, st)
 	if err != nil {
 		return nil, err
 	}
+	if out == nil {
+		return d, nil
+	}
+	next, err := checkStatus(d.plan.Path, out, id, st, readChecklist)
+	if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// setBox returns d's content with checkbox task id's mark set to st, one
+// byte, or nil when it already says so.
+func setBox(d *mdTasks, id string, st Status) ([]byte, error) {
+	path, data := d.plan.Path, d.doc.src
 	t, err := d.find(path, id)
 	if err != nil {
 		return nil, err
@@ -106,23 +134,27 @@ func setBoxStatus(path string, data []byte, id string, st Status, read func(stri
 		return nil, fmt.Errorf("unknown task status %q", st)
 	}
 	if t.Status == st {
-		return data, nil
+		return nil, nil
 	}
-	out := splice(data, t.item.boxOff, t.item.boxOff+1, string(boxMark(st)))
-	return checkStatus(path, out, id, st, read)
+	return splice(data, t.item.boxOff, t.item.boxOff+1, string(boxMark(st))), nil
 }
 
-// checkStatus re-reads an edited plan and checks the edit took: a writer
-// that corrupts a user's plan is the one bug this package must not have.
-func checkStatus(path string, out []byte, id string, st Status, read func(string, []byte) (*mdTasks, error)) ([]byte, error) {
+// checkStatus reads an edited plan again and checks the edit took: a
+// writer that corrupts a user's plan is the one bug this package must not
+// have. In markdown even a one-byte edit is not obviously local (goldmark
+// knows "[x]" as a checkbox but "[!]" as text), so the result is read in
+// full; the read is what the caller gets, and what File writes.
+func checkStatus[T interface{ result() *Plan }](path string, out []byte, id string, st Status, read func(string, []byte) (T, error)) (T, error) {
 	check, err := read(path, out)
 	if err != nil {
-		return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
+		var zero T
+		return zero, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
 	}
-	if t, ok := check.plan.Task(id); !ok || t.Status != st {
-		return nil, fmt.Errorf("internal error: setting %s to %s in %s did not take", id, st, path)
+	if t, ok := check.result().Task(id); !ok || t.Status != st {
+		var zero T
+		return zero, fmt.Errorf("internal error: setting %s to %s in %s did not take", id, st, path)
 	}
-	return out, nil
+	return check, nil
 }
 
 func (checklistFormat) add(path string, data []byte, t Task) ([]byte, error) {

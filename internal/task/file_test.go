@@ -507,3 +507,99 @@ func mustTime(t *testing.T, s string) time.Time {
 	}
 	return v
 }
+
+// The change check reads in chunks: a difference in the last one, a file
+// that grew or shrank by a byte, are all changes, and Reload then has the
+// new content whole.
+func TestFileModifiedReadsInChunks(t *testing.T) {
+	t.Parallel()
+	data := planN(1000) // more than two chunks
+	if len(data) < 2*64<<10 {
+		t.Fatalf("plan of %d bytes: want at least two chunks", len(data))
+	}
+	edits := map[string][]byte{
+		"last chunk": bytes.Replace(data, []byte(`"T-1000", "title": "Task 1000"`), []byte(`"T-1000", "title": "Task 1OOO"`), 1),
+		"longer":     append(bytes.Clone(data), '\n'),
+		"shorter":    bytes.TrimSuffix(data, []byte("\n")),
+		"same":       bytes.Clone(data),
+	}
+	if bytes.Equal(edits["last chunk"], data) {
+		t.Fatal("the last-chunk edit changed nothing")
+	}
+	for name, edited := range edits {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := writeTemp(t, "prd.json", data, 0o644)
+			f, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := !bytes.Equal(edited, data)
+			if got, err := f.Modified(); err != nil || got != want {
+				t.Fatalf("Modified() = %v, %v; want %v", got, err, want)
+			}
+			if changed, err := f.Reload(); err != nil || changed != want {
+				t.Fatalf("Reload() = %v, %v; want %v", changed, err, want)
+			}
+			if !bytes.Equal(f.Bytes(), edited) {
+				t.Errorf("after Reload, Bytes() is not the file's content")
+			}
+		})
+	}
+}
+
+// Edits of every kind, one after the other on one File, each building on
+// the parse the previous one left (a spliced one after a status change):
+// after each, the File says what loading the file again says.
+func TestFileEditsBuildOnEachOther(t *testing.T) {
+	t.Parallel()
+	path := writeTemp(t, "prd.json", []byte(twoStories), 0o644)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"A done", func() error { return f.SetStatus("A", StatusDone) }},
+		{"add C", func() error { _, err := f.Add(Task{Title: "C", ID: "C"}); return err }},
+		{"C done", func() error { return f.SetStatus("C", StatusDone) }},
+		{"B failed", func() error { return f.SetStatus("B", StatusFailed) }},
+		{"A open", func() error { return f.SetStatus("A", StatusOpen) }},
+		{"their edit", func() error {
+			return os.WriteFile(path, bytes.Replace(f.Bytes(), []byte(`"id": "B", "passes": false`), []byte(`"id": "B", "passes": true`), 1), 0o644)
+		}},
+		{"C open, merged", func() error { return f.SetStatus("C", StatusOpen) }},
+		{"B open", func() error { return f.SetStatus("B", StatusOpen) }},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if s.name == "their edit" {
+			continue
+		}
+		fresh, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if !bytes.Equal(f.Bytes(), fresh.Bytes()) {
+			t.Fatalf("%s: the File's content is not the file's", s.name)
+		}
+		if diff := cmp.Diff(fresh.Plan(), f.Plan()); diff != "" {
+			t.Fatalf("%s: plan (-loaded +kept):\n%s", s.name, diff)
+		}
+	}
+	want := []Status{StatusOpen, StatusOpen, StatusOpen}
+	var got []Status
+	for _, tk := range f.Plan().Tasks {
+		got = append(got, tk.Status)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}

@@ -11,25 +11,38 @@ import (
 
 // format reads and writes one kind of plan file. Each format lives in its own
 // file (prd.go, tasksjson.go, ...) and is chosen by detect. Implementations
-// are stateless: they work on the bytes they are given, so File can re-read,
-// merge and retry without caring which format it holds.
+// are stateless: they work on the bytes, or the parse of the bytes, they are
+// given, so File can re-read, merge and retry without caring which format it
+// holds.
 type format interface {
 	// name is the format's name as `ralph tasks list --json` prints it.
 	name() string
-	// parse reads and validates a plan. path is only used in errors, which
+	// read reads and validates a plan. path is only used in errors, which
 	// are *Error values (joined when there are several).
-	parse(path string, data []byte) (*Plan, error)
-	// setStatus returns data with task id set to st, changing only the bytes
-	// it must, or data itself when the file already says so. It returns an
-	// error wrapping ErrUnknownTask when no task has that id, and the
-	// validation errors of parse when data is invalid.
-	setStatus(path string, data []byte, id string, st Status) ([]byte, error)
+	read(path string, data []byte) (parsed, error)
+	// setStatus returns the parse of cur's content with task id set to st,
+	// changing only the bytes it must, or cur itself when the content
+	// already says so. The result is validated as read validates: it is
+	// what read would return for its bytes. It returns an error wrapping
+	// ErrUnknownTask when no task has that id.
+	setStatus(cur parsed, id string, st Status) (parsed, error)
 	// add returns data with t appended as the plan's last task, written the
 	// way the tasks before it are. t.ID is set (File.Add picks one).
 	add(path string, data []byte, t Task) ([]byte, error)
 	// encode writes p from scratch in this format: the writer of `ralph
 	// convert`, `ralph init` and the examples in planning prompts.
 	encode(p *Plan) ([]byte, error)
+}
+
+// parsed is what a format read from a plan's bytes: the plan, and the
+// format's own record of where each task sits in those bytes, which lets it
+// edit them in place without reading them again. Like a *Plan, it is never
+// modified once read.
+type parsed interface {
+	// source returns the bytes that were read.
+	source() []byte
+	// result returns the plan read from them.
+	result() *Plan
 }
 
 // Format names, as `ralph tasks list --json` prints them.
@@ -120,11 +133,20 @@ func Encode(formatName string, p *Plan) ([]byte, error) {
 // Parse reads data as a plan file called path, detecting its format as Load
 // does.
 func Parse(path string, data []byte) (*Plan, error) {
-	fm, err := detect(path, data)
+	_, p, err := detectAndRead(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return parsePlan(fm, path, data)
+	return p.result(), nil
+}
+
+// parsePlan reads data with fm and returns the plan.
+func parsePlan(fm format, path string, data []byte) (*Plan, error) {
+	p, err := fm.read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.result(), nil
 }
 
 // ParseAs reads data as a plan in the named format.
@@ -168,48 +190,87 @@ func taskHeading(text string) (id, title string, ok bool) {
 	return m[1], strings.Join(strings.Fields(m[2]), " "), true
 }
 
+// markdownFormat is a format read from parsed markdown: detect has parsed
+// it already when it picked the format, and parsing is most of reading.
+type markdownFormat interface {
+	readMarkdown(path string, doc *mdDoc) (parsed, error)
+}
+
+// Every markdown format reads from detect's parse.
+var (
+	_ markdownFormat = checklistFormat{}
+	_ markdownFormat = headingFormat{}
+	_ markdownFormat = progressFormat{}
+	_ markdownFormat = mdJSONFormat{}
+)
+
+// detectAndRead detects data's format and reads it, parsing markdown once
+// for both.
+func detectAndRead(path string, data []byte) (format, parsed, error) {
+	fm, doc, err := detectDoc(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p parsed
+	if md, ok := fm.(markdownFormat); ok && doc != nil {
+		p, err = md.readMarkdown(path, doc)
+	} else {
+		p, err = fm.read(path, data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fm, p, nil
+}
+
 // detect picks the format of a plan from its content, then its name. A JSON
 // object is prd.json even when it lacks "userStories", so that the user gets
 // prd.json's error saying what to add rather than "unknown format".
 func detect(path string, data []byte) (format, error) {
+	fm, _, err := detectDoc(path, data)
+	return fm, err
+}
+
+// detectDoc is detect, plus the markdown it parsed to decide, if it did.
+func detectDoc(path string, data []byte) (format, *mdDoc, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, utf8BOM), " \t\r\n")
 	base := strings.ToLower(filepath.Base(path))
 	ext := filepath.Ext(base)
 	switch {
 	case len(body) > 0 && body[0] == '[':
-		return tasksJSONFormat{}, nil
+		return tasksJSONFormat{}, nil, nil
 	case len(body) > 0 && body[0] == '{':
-		return prdFormat{}, nil
+		return prdFormat{}, nil, nil
 	case base == "tasks.json":
-		return tasksJSONFormat{}, nil
+		return tasksJSONFormat{}, nil, nil
 	case ext == ".json":
-		return prdFormat{}, nil
+		return prdFormat{}, nil, nil
 	}
 	doc := parseMarkdown(data)
 	if base == "progress.md" {
-		return progressFormat{}, nil
+		return progressFormat{}, doc, nil
 	}
 	if jsonTaskFence(doc) != nil {
-		return mdJSONFormat{}, nil
+		return mdJSONFormat{}, doc, nil
 	}
 	for _, h := range doc.headings {
 		if _, _, ok := taskHeading(h.text); ok && h.level >= 2 {
-			return headingFormat{}, nil
+			return headingFormat{}, doc, nil
 		}
 	}
 	if isProgressDoc(doc) {
-		return progressFormat{}, nil
+		return progressFormat{}, doc, nil
 	}
 	for _, it := range doc.items {
 		if it.box != 0 {
-			return checklistFormat{}, nil
+			return checklistFormat{}, doc, nil
 		}
 	}
 	switch ext {
 	case ".md", ".markdown":
-		return checklistFormat{}, nil // its error says how tasks are written
+		return checklistFormat{}, doc, nil // its error says how tasks are written
 	}
-	return nil, unsupported(path, "not a format ralph knows")
+	return nil, nil, unsupported(path, "not a format ralph knows")
 }
 
 func unsupported(path, what string) error {

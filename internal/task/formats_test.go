@@ -173,20 +173,16 @@ func TestDetect(t *testing.T) {
 // and changes nothing when the file already says so.
 func checkSetStatus(t *testing.T, fm format, path string, data []byte) {
 	t.Helper()
-	before, err := fm.parse(path, data)
+	cur, err := fm.read(path, data)
 	if err != nil {
 		return
 	}
-	for _, task := range before.Tasks {
+	before := cur.result()
+	for k, task := range before.Tasks {
 		for _, st := range []Status{StatusDone, StatusOpen, StatusFailed} {
-			out, err := fm.setStatus(path, data, task.ID, st)
-			if err != nil {
-				t.Fatalf("setStatus(%q, %s): %v\n%s", task.ID, st, err, data)
-			}
-			after, err := fm.parse(path, out)
-			if err != nil {
-				t.Fatalf("setStatus(%q, %s) wrote an unreadable file: %v\n%s", task.ID, st, err, out)
-			}
+			next := checkParsedStatus(t, fm, cur, task.ID, st)
+			out := next.source()
+			after := next.result()
 			want := clonePlan(before)
 			if st != StatusFailed || recordsFailure(fm) {
 				setTask(want, task.ID, st)
@@ -199,8 +195,49 @@ func checkSetStatus(t *testing.T, fm format, path string, data []byte) {
 			if task.Status == st && !bytes.Equal(out, data) {
 				t.Fatalf("setStatus(%q, %s) changed a file that already said so", task.ID, st)
 			}
+			// A second edit starts from the parse the first one returned,
+			// as File's next edit does: it must be as good as a full read.
+			other := after.Tasks[(k+1)%len(after.Tasks)]
+			st2 := StatusDone
+			if other.Status == StatusDone {
+				st2 = StatusOpen
+			}
+			checkParsedStatus(t, fm, next, other.ID, st2)
 		}
 	}
+}
+
+// checkParsedStatus sets id to st from cur and checks that the parse
+// setStatus returns is exactly what reading its bytes gives, line numbers
+// included: File writes it, and edits from it, without reading again.
+func checkParsedStatus(t *testing.T, fm format, cur parsed, id string, st Status) parsed {
+	t.Helper()
+	next, err := fm.setStatus(cur, id, st)
+	if err != nil {
+		t.Fatalf("setStatus(%q, %s): %v\n%s", id, st, err, cur.source())
+	}
+	full, err := fm.read(cur.result().Path, next.source())
+	if err != nil {
+		t.Fatalf("setStatus(%q, %s) wrote an unreadable file: %v\n%s", id, st, err, next.source())
+	}
+	if diff := cmp.Diff(full.result(), next.result()); diff != "" {
+		t.Fatalf("setStatus(%q, %s): the parse it returned is not that of its bytes (-read +returned):\n%s\nfrom:\n%s\nto:\n%s",
+			id, st, diff, cur.source(), next.source())
+	}
+	return next
+}
+
+// setStatusBytes is format.setStatus on bytes: read, set, the new bytes.
+func setStatusBytes(fm format, path string, data []byte, id string, st Status) ([]byte, error) {
+	cur, err := fm.read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	next, err := fm.setStatus(cur, id, st)
+	if err != nil {
+		return nil, err
+	}
+	return next.source(), nil
 }
 
 // recordsFailure: the markdown formats mark failure in the file; the JSON
@@ -240,7 +277,7 @@ func TestSetStatusMarkdownIsOneByte(t *testing.T) {
 			t.Parallel()
 			data := readFixture(t, name)
 			fm, _ := detect(name, data)
-			plan, err := fm.parse(name, data)
+			plan, err := parsePlan(fm, name, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +286,7 @@ func TestSetStatusMarkdownIsOneByte(t *testing.T) {
 					if st == task.Status {
 						continue
 					}
-					out, err := fm.setStatus(name, data, task.ID, st)
+					out, err := setStatusBytes(fm, name, data, task.ID, st)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -261,7 +298,7 @@ func TestSetStatusMarkdownIsOneByte(t *testing.T) {
 							t.Errorf("%s → %s changed %q to %q, want one byte", task.ID, st, oldMid, newMid)
 						}
 					}
-					back, err := fm.setStatus(name, out, task.ID, task.Status)
+					back, err := setStatusBytes(fm, name, out, task.ID, task.Status)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -271,6 +308,34 @@ func TestSetStatusMarkdownIsOneByte(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A mark goes with one space that separated it, and one between two words
+// leaves a space: the title reads the same without it.
+func TestWithoutMark(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Task 3: Docs ✅":  "Task 3: Docs",
+		"✅ Task 2 — b":    "Task 2 — b",
+		"Task 1: a ✅ b":   "Task 1: a b",
+		"Task 1: a ✅b":    "Task 1: a b",
+		"Task 1: a✅ b":    "Task 1: a b",
+		"Task 0:00✅00":    "Task 0:00 00",
+		"✅Task 1":         "Task 1",
+		"Task 1: x ✅✅":    "Task 1: x",
+		"Task 1: ✅":       "Task 1:",
+		"✅":               "",
+		"Task 4: no mark": "Task 4: no mark",
+	} {
+		got := withoutMark(in, markDoneEmoji)
+		if got != want {
+			t.Errorf("withoutMark(%q) = %q, want %q", in, got, want)
+		}
+		_, wantTitle, _ := taskHeading(in)
+		if _, title, _ := taskHeading(got); title != wantTitle {
+			t.Errorf("withoutMark(%q) = %q: title %q, was %q", in, got, title, wantTitle)
+		}
 	}
 }
 
@@ -289,7 +354,7 @@ func TestSetStatusHeadingPlan(t *testing.T) {
 		{"3", StatusFailed, "### Task 3: Update the documentation ✅\n", "### Task 3: Update the documentation ❌\n"},
 	}
 	for _, tt := range tests {
-		got, err := headingFormat{}.setStatus("p.md", data, tt.id, tt.st)
+		got, err := setStatusBytes(headingFormat{}, "p.md", data, tt.id, tt.st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +364,7 @@ func TestSetStatusHeadingPlan(t *testing.T) {
 		}
 	}
 	// Reopening a task with ticked boxes unticks them all.
-	got, err := headingFormat{}.setStatus("p.md", data, "1", StatusOpen)
+	got, err := setStatusBytes(headingFormat{}, "p.md", data, "1", StatusOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +387,7 @@ func TestSetStatusTUIProgress(t *testing.T) {
 		{"US-001", StatusOpen, "- Status: completed", "- Status: pending"},
 	}
 	for _, tt := range tests {
-		got, err := progressFormat{}.setStatus("p.md", data, tt.id, tt.st)
+		got, err := setStatusBytes(progressFormat{}, "p.md", data, tt.id, tt.st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +404,7 @@ func TestProgressStatusFollowsTheBoxes(t *testing.T) {
 	out := data
 	for _, id := range []string{"2", "3"} {
 		var err error
-		if out, err = (progressFormat{}).setStatus("p", out, id, StatusDone); err != nil {
+		if out, err = setStatusBytes(progressFormat{}, "p", out, id, StatusDone); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -348,7 +413,7 @@ func TestProgressStatusFollowsTheBoxes(t *testing.T) {
 	if diff := cmp.Diff(want, string(out)); diff != "" {
 		t.Fatalf("all done (-want +got):\n%s", diff)
 	}
-	back, err := progressFormat{}.setStatus("p", out, "1", StatusOpen)
+	back, err := setStatusBytes(progressFormat{}, "p", out, "1", StatusOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +425,7 @@ func TestProgressStatusFollowsTheBoxes(t *testing.T) {
 func TestTasksJSONKeepsUnknownFields(t *testing.T) {
 	t.Parallel()
 	data := readFixture(t, "ral-tasks.json")
-	out, err := tasksJSONFormat{}.setStatus("tasks.json", data, "docs", StatusDone)
+	out, err := setStatusBytes(tasksJSONFormat{}, "tasks.json", data, "docs", StatusDone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +440,7 @@ func TestTasksJSONKeepsUnknownFields(t *testing.T) {
 func TestMarkdownJSONEditsOnlyTheBlock(t *testing.T) {
 	t.Parallel()
 	data := readFixture(t, "ral-plan.md")
-	out, err := mdJSONFormat{}.setStatus("plan.md", data, "2", StatusDone)
+	out, err := setStatusBytes(mdJSONFormat{}, "plan.md", data, "2", StatusDone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,5 +948,26 @@ func TestNextEveryFixture(t *testing.T) {
 	}
 	if next, ok := p.Next(nil); ok || p.Open() != 1 {
 		t.Errorf("with only the failed task left: Next = %v, %v; Open %d; want nothing next, 1 open", next.ID, ok, p.Open())
+	}
+}
+
+// An empty heading ("###") has no lines of its own; its place is taken
+// from what comes before it, a list included, so that it ends the section
+// where it stands.
+func TestEmptyHeadingAfterList(t *testing.T) {
+	t.Parallel()
+	src := "## Tasks\n\n- a\n- b\n  - c\n\n###\n\ntext\n"
+	doc := parseMarkdown([]byte(src))
+	var empty *mdHeading
+	for _, h := range doc.headings {
+		if h.text == "" {
+			empty = h
+		}
+	}
+	if empty == nil {
+		t.Fatal("no empty heading")
+	}
+	if list := strings.Index(src, "  - c\n") + len("  - c\n"); empty.start < list || empty.start > strings.Index(src, "###") {
+		t.Errorf("empty heading at %d, want between the list's end (%d) and the ### (%d)", empty.start, list, strings.Index(src, "###"))
 	}
 }

@@ -25,7 +25,7 @@ func seedFuzz(f *testing.F, fixtures []string, extra ...string) {
 
 func fuzzFormat(t *testing.T, fm format, path string, data []byte) {
 	checkSetStatus(t, fm, path, data)
-	before, err := fm.parse(path, data)
+	before, err := parsePlan(fm, path, data)
 	if err != nil {
 		return
 	}
@@ -40,7 +40,7 @@ func fuzzFormat(t *testing.T, fm format, path string, data []byte) {
 		}
 		t.Fatalf("add: %v\n%s", err, data)
 	}
-	after, err := fm.parse(path, out)
+	after, err := parsePlan(fm, path, out)
 	if err != nil {
 		t.Fatalf("add wrote an unreadable file: %v\n%s", err, out)
 	}

@@ -50,17 +50,29 @@ type headingSec struct {
 	boxes      []*mdItem // its checkbox items, at any depth
 }
 
-func (headingFormat) parse(path string, data []byte) (*Plan, error) {
+func (headingFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readHeadingPlan(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
+}
+
+func (headingFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := headingPlanOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // readHeadingPlan parses and validates a heading plan.
 func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
-	doc := parseMarkdown(data)
+	return headingPlanOf(path, parseMarkdown(data))
+}
+
+// headingPlanOf reads the heading plan of parsed markdown.
+func headingPlanOf(path string, doc *mdDoc) (*headingDoc, error) {
 	c := &mdChecker{path: path, doc: doc}
 	var tasks []mdTask
 	var secs []headingSec
@@ -103,7 +115,7 @@ func readHeadingPlan(path string, data []byte) (*headingDoc, error) {
 	if len(c.errs) > 0 {
 		return nil, c.err()
 	}
-	return &headingDoc{mdTasks: newMDTasks(doc, path, FormatHeadingPlan, tasks, doc.title(), doc.overview(len(data))), secs: secs}, nil
+	return &headingDoc{mdTasks: newMDTasks(doc, path, FormatHeadingPlan, tasks, doc.title(), doc.overview(len(doc.src))), secs: secs}, nil
 }
 
 // sectionBody reads a task section: checkbox items are criteria, "Key:
@@ -174,11 +186,12 @@ func anyBox(its []*mdItem, mark byte) bool {
 	return false
 }
 
-func (headingFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	d, err := readHeadingPlan(path, data)
-	if err != nil {
-		return nil, err
+func (headingFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, ok := cur.(*headingDoc)
+	if !ok {
+		return nil, fmt.Errorf("internal error: %T is not a heading plan", cur)
 	}
+	path, data := d.plan.Path, d.doc.src
 	i := -1
 	for k := range d.tasks {
 		if d.tasks[k].ID == id {
@@ -194,7 +207,7 @@ func (headingFormat) setStatus(path string, data []byte, id string, st Status) (
 		return nil, fmt.Errorf("unknown task status %q", st)
 	}
 	if d.tasks[i].Status == st {
-		return data, nil
+		return d, nil
 	}
 	sec := d.secs[i]
 	out := bytes.Clone(data)
@@ -228,18 +241,17 @@ func (headingFormat) setStatus(path string, data []byte, id string, st Status) (
 	if want != text {
 		out = splice(out, h.textStart, h.textEnd, want)
 	}
-	read := func(path string, data []byte) (*mdTasks, error) {
-		d, err := readHeadingPlan(path, data)
-		if err != nil {
-			return nil, err
-		}
-		return d.mdTasks, nil
+	next, err := checkStatus(path, out, id, st, readHeadingPlan)
+	if err != nil {
+		return nil, err
 	}
-	return checkStatus(path, out, id, st, read)
+	return next, nil
 }
 
-// withoutMark removes every mark from a heading's text, with the space
-// that separated it.
+// withoutMark removes every mark from a heading's text, with a space that
+// separated it. Readers see a mark as a space (see taskHeading), so one
+// between two words is replaced by a space: "00✅00" is the title "00 00",
+// and must stay it.
 func withoutMark(text, mark string) string {
 	for {
 		i := strings.Index(text, mark)
@@ -247,13 +259,21 @@ func withoutMark(text, mark string) string {
 			return text
 		}
 		j := i + len(mark)
+		spaceBefore := i == 0 || text[i-1] == ' '
+		spaceAfter := j == len(text) || text[j] == ' '
 		switch {
-		case i > 0 && text[i-1] == ' ':
-			i--
-		case j < len(text) && text[j] == ' ':
-			j++
+		case spaceBefore && spaceAfter:
+			if i > 0 {
+				i--
+			} else if j < len(text) {
+				j++
+			}
+			text = text[:i] + text[j:]
+		case spaceBefore || spaceAfter:
+			text = text[:i] + text[j:]
+		default:
+			text = text[:i] + " " + text[j:]
 		}
-		text = text[:i] + text[j:]
 	}
 }
 

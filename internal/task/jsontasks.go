@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,14 +43,31 @@ type jsonRules struct {
 // jsonTasks is a validated JSON task list: the plan, where the list sits,
 // and each task's node so writers can find its bytes.
 type jsonTasks struct {
+	data []byte // the file's bytes (doc's are masked in a markdown plan)
+	plan *Plan
+	// doc, arr and nodes are the tree of data, for the edits that add or
+	// remove members; nil in a parse that swapPasses derived, where only
+	// passes is kept up to date (those edits read the file again).
 	doc   *jsonDoc
-	plan  *Plan
 	arr   *jsonNode   // the array of tasks
 	nodes []*jsonNode // parallel to plan.Tasks
-	// explicit says which tasks have an "id" member (the others are
-	// positional).
-	explicit []bool
+	// passes is where each task's "passes" value is; failed whether it has
+	// "failed": true. Both parallel plan.Tasks.
+	passes []jsonLiteral
+	failed []bool
+	// whole: the JSON document is the whole file, as in prd.json and
+	// tasks.json but not in a markdown plan, which reads more around it.
+	whole bool
 }
+
+// jsonLiteral is the byte range of a true, false or null value; start is
+// -1 when there is no value.
+type jsonLiteral struct {
+	start, end int
+}
+
+func (d *jsonTasks) source() []byte { return d.data }
+func (d *jsonTasks) result() *Plan  { return d.plan }
 
 func (d *jsonTasks) index(id string) int {
 	for i, t := range d.plan.Tasks {
@@ -90,18 +108,28 @@ func parseJSONDoc(path string, data []byte) (*jsonDoc, error) {
 // readTasks reads the task objects of arr; prefix is the field path of the
 // array ("userStories", "" for a root array).
 func (c *jsonChecker) readTasks(arr *jsonNode, prefix string, r jsonRules) *jsonTasks {
-	d := &jsonTasks{doc: c.doc, arr: arr, plan: &Plan{}}
+	d := &jsonTasks{data: c.doc.data, doc: c.doc, arr: arr, plan: &Plan{}}
 	var fields []string
+	if n := len(arr.elems); n > 0 {
+		d.plan.Tasks, d.nodes, fields = make([]Task, 0, n), make([]*jsonNode, 0, n), make([]string, 0, n)
+		d.passes, d.failed = make([]jsonLiteral, 0, n), make([]bool, 0, n)
+	}
 	for i, n := range arr.elems {
 		field := fmt.Sprintf("%s[%d]", prefix, i)
 		if n.kind != jsonObject {
 			c.add(n.start, field, fmt.Sprintf("want a %s object, got %s", r.noun, describe(n)))
 			continue
 		}
-		t, explicit := c.task(n, field, len(d.plan.Tasks)+1, r)
+		t := c.task(n, field, len(d.plan.Tasks)+1, r)
 		d.plan.Tasks = append(d.plan.Tasks, t)
 		d.nodes = append(d.nodes, n)
-		d.explicit = append(d.explicit, explicit)
+		lit := jsonLiteral{start: -1, end: -1}
+		if m := n.member("passes"); m != nil && (m.val.kind == jsonBool || m.val.kind == jsonNull) {
+			lit = jsonLiteral{start: m.val.start, end: m.val.end}
+		}
+		d.passes = append(d.passes, lit)
+		m := n.member("failed")
+		d.failed = append(d.failed, m != nil && m.val.kind == jsonBool && m.val.boolean)
 		fields = append(fields, field)
 	}
 	c.checkIDs(d.plan.Tasks, d.nodes, fields)
@@ -113,9 +141,9 @@ func (c *jsonChecker) readTasks(arr *jsonNode, prefix string, r jsonRules) *json
 var taskKeys = []string{"id", "title", "description", "acceptanceCriteria", "steps", "category", "priority", "passes", "failed", "notes", "dependsOn"}
 
 // task reads one task object; pos is its 1-based position among the tasks.
-func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) (t Task, explicit bool) {
+func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) Task {
 	c.noDuplicates(n, field+".", taskKeys...)
-	t = Task{
+	t := Task{
 		Line:        c.doc.line(n.start),
 		Title:       c.str(n, field+".", "title"),
 		Description: c.str(n, field+".", "description"),
@@ -144,7 +172,7 @@ func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) (t T
 		c.add(n.start, field+".id", fmt.Sprintf(`missing: every %s needs a unique "id", such as %q`, r.noun, r.idExample))
 	case m.val.kind == jsonNumber && r.positional:
 		if v, ok := wholeNumber(string(m.val.num)); ok {
-			t.ID, explicit = strconv.Itoa(v), true
+			t.ID = strconv.Itoa(v)
 		} else {
 			c.add(m.val.start, field+".id", "want a string or a whole number, got "+string(m.val.num))
 		}
@@ -157,7 +185,7 @@ func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) (t T
 	case strings.TrimSpace(m.val.str) == "":
 		c.add(m.val.start, field+".id", fmt.Sprintf(`empty: every %s needs a unique "id", such as %q`, r.noun, r.idExample))
 	default:
-		t.ID, explicit = m.val.str, true
+		t.ID = m.val.str
 	}
 
 	if m := n.member("priority"); m != nil {
@@ -189,7 +217,7 @@ func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) (t T
 	case failed:
 		t.Status = StatusFailed
 	}
-	return t, explicit
+	return t
 }
 
 // boolean reads an optional boolean member; null counts as false. The usual
@@ -317,15 +345,12 @@ func describe(n *jsonNode) string {
 	return n.kind.String()
 }
 
-// setJSONStatus returns data with task id of the list that read reads set
-// to st: "passes" carries done; failure is not written (see the top of this
-// file). Each step changes one member and re-reads the file, so offsets stay
-// right.
-func setJSONStatus(path string, data []byte, id string, st Status, read func(path string, data []byte) (*jsonTasks, error)) ([]byte, error) {
-	d, err := read(path, data)
-	if err != nil {
-		return nil, err
-	}
+// setJSONStatus returns the parse of d's content with task id set to st:
+// "passes" carries done; failure is not written (see the top of this file).
+// read reads the format, to validate a result that swapPasses cannot vouch
+// for.
+func setJSONStatus(d *jsonTasks, id string, st Status, read func(path string, data []byte) (*jsonTasks, error)) (*jsonTasks, error) {
+	path := d.plan.Path
 	i := d.index(id)
 	if i < 0 {
 		return nil, fmt.Errorf("%s: %w %q", path, ErrUnknownTask, id)
@@ -336,9 +361,19 @@ func setJSONStatus(path string, data []byte, id string, st Status, read func(pat
 		return nil, fmt.Errorf("unknown task status %q", st)
 	}
 	if d.plan.Tasks[i].Status == st || st == StatusFailed {
-		return data, nil // failed: see the top of this file
+		return d, nil // failed: see the top of this file
 	}
-	out := data
+	if next, ok := d.swapPasses(i, st); ok {
+		return next, nil
+	}
+	if d.nodes == nil {
+		// Derived by swapPasses: no tree to find members in.
+		var err error
+		if d, err = read(path, d.data); err != nil {
+			return nil, fmt.Errorf("internal error: reading %s again: %w", path, err)
+		}
+	}
+	out := d.data
 	// passes: true only for done; a failed or reopened task must not pass.
 	n := d.nodes[i]
 	if m := n.member("passes"); m != nil {
@@ -351,18 +386,66 @@ func setJSONStatus(path string, data []byte, id string, st Status, read func(pat
 		out = insertMember(out, n, `"passes"`, "true")
 	}
 	// A failed task that is done or open again loses its "failed": read
-	// the new offsets only then, as re-reading is most of this function's
-	// cost.
-	if m := n.member("failed"); m != nil && m.val.kind == jsonBool && m.val.boolean {
-		if d, err = read(path, out); err != nil {
+	// the new offsets first.
+	if d.failed[i] {
+		nd, err := read(path, out)
+		if err != nil {
 			return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
 		}
-		out = deleteMember(out, d.nodes[i], "failed")
+		out = deleteMember(out, nd.nodes[i], "failed")
 	}
+	next, err := read(path, out)
+	if err != nil {
+		return nil, fmt.Errorf("internal error: setting %s to %s in %s made it invalid: %w", id, st, path, err)
+	}
+	return next, nil
+}
 
-	// File.write reads the result back and checks the status took before
-	// anything is written.
-	return out, nil
+// swapPasses is the usual status change, done or open again, when it is
+// one "passes" literal replaced by true or false: it splices the literal
+// and derives the parse of the result from d instead of reading the file
+// again, which is most of the cost of a status change (and grows with the
+// plan, while this does not).
+//
+// Why the derived parse is what reading the result would give: d is the
+// validated parse of d.data, and [start, end) is exactly one literal value
+// token in it (checked against the bytes below). Replacing a value token
+// by another value token keeps the document valid JSON with the same
+// tree: every other value, key and line is the same, and every offset
+// after the token moves by the difference in length. What read checks
+// about "passes" is that it is a boolean or null, which true and false
+// are; and the status read from a task is done when "passes" is true,
+// else failed when "failed" is true, else open, so with no "failed": true
+// (tasks with one take the general path) it is exactly st. Only the whole
+// JSON file qualifies: a markdown plan also reads the prose around its
+// JSON block (Validation Commands may even include it), which is left to
+// a full read. checkSetStatus and the fuzz targets compare this result
+// with a full read of the new bytes.
+func (d *jsonTasks) swapPasses(i int, st Status) (*jsonTasks, bool) {
+	lit := d.passes[i]
+	if !d.whole || d.failed[i] || lit.start < 0 {
+		return nil, false
+	}
+	switch string(d.data[lit.start:lit.end]) {
+	case "true", "false", "null":
+	default:
+		return nil, false // not the parse of these bytes: take the long way
+	}
+	text := strconv.FormatBool(st == StatusDone)
+	out := splice(d.data, lit.start, lit.end, text)
+	delta := len(text) - (lit.end - lit.start)
+
+	plan := *d.plan
+	plan.Tasks = slices.Clone(d.plan.Tasks)
+	plan.Tasks[i].Status = st
+	passes := slices.Clone(d.passes)
+	for k, p := range passes {
+		if p.start > lit.start {
+			passes[k] = jsonLiteral{start: p.start + delta, end: p.end + delta}
+		}
+	}
+	passes[i] = jsonLiteral{start: lit.start, end: lit.start + len(text)}
+	return &jsonTasks{data: out, plan: &plan, passes: passes, failed: d.failed, whole: true}, true
 }
 
 // addJSONTask appends t as the last task of the list read reads, rendered

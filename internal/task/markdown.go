@@ -97,9 +97,16 @@ func parseMarkdown(src []byte) *mdDoc {
 	}
 	md := goldmark.New(goldmark.WithExtensions(extension.TaskList))
 	root := md.Parser().Parse(text.NewReader(src))
-	byNode := map[ast.Node]*mdItem{}
+	// open holds the list items the walk is inside, innermost last (nil
+	// for an item that starts with no text): the nearest one with an
+	// mdItem is the parent of the next.
+	var open []*mdItem
 	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		li, isItem := n.(*ast.ListItem)
 		if !entering {
+			if isItem {
+				open = open[:len(open)-1]
+			}
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
@@ -107,20 +114,23 @@ func parseMarkdown(src []byte) *mdDoc {
 			d.addHeading(n)
 		case *ast.FencedCodeBlock:
 			d.addFence(n)
-		case *ast.ListItem:
-			if it := d.newItem(n); it != nil {
-				for p := n.Parent(); p != nil; p = p.Parent() {
-					if pi, ok := byNode[p]; ok {
-						it.parent = pi
-						it.depth = pi.depth + 1
-						pi.children = append(pi.children, it)
-						break
-					}
-				}
-				byNode[n] = it
-				d.items = append(d.items, it)
-			}
 		}
+		if !isItem {
+			return ast.WalkContinue, nil
+		}
+		it := d.newItem(li)
+		if it != nil {
+			for k := len(open) - 1; k >= 0; k-- {
+				if pi := open[k]; pi != nil {
+					it.parent = pi
+					it.depth = pi.depth + 1
+					pi.children = append(pi.children, it)
+					break
+				}
+			}
+			d.items = append(d.items, it)
+		}
+		open = append(open, it)
 		return ast.WalkContinue, nil
 	})
 	return d
@@ -174,11 +184,13 @@ func (d *mdDoc) addHeading(n *ast.Heading) {
 }
 
 // nodeOffset finds a source offset for a node without lines of its own:
-// the previous sibling's end, or -1.
+// the end of the previous sibling, its descendants included (a list has
+// no lines of its own: skipping it put an empty heading after a list back
+// before the list), or -1.
 func (d *mdDoc) nodeOffset(n ast.Node) int {
 	for p := n.PreviousSibling(); p != nil; p = p.PreviousSibling() {
-		if p.Type() == ast.TypeBlock && p.Lines().Len() > 0 {
-			return d.lineEnd(p.Lines().At(p.Lines().Len()-1).Stop - 1)
+		if end := d.blockEnd(p); end > 0 {
+			return d.lineEnd(end - 1)
 		}
 	}
 	return -1

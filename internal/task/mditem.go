@@ -40,6 +40,9 @@ var (
 // the title.
 func parseHead(head string) (id, title string) {
 	head = strings.TrimSpace(head)
+	if !strings.ContainsAny(head, ":-—–") {
+		return "", head // every separator headRE knows has one of these
+	}
 	m := headRE.FindStringSubmatch(head)
 	if m == nil {
 		return "", head
@@ -64,6 +67,9 @@ type metaLine struct {
 
 // parseMeta reads a metadata line, or reports ok=false.
 func parseMeta(s string) (key, value string, ok bool) {
+	if strings.IndexByte(s, ':') < 0 {
+		return "", "", false // most lines of a task, and metaRE needs one
+	}
 	m := metaRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", "", false

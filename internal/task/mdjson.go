@@ -21,16 +21,20 @@ type mdJSONFormat struct{}
 
 func (mdJSONFormat) name() string { return FormatMarkdownJSON }
 
-func (mdJSONFormat) parse(path string, data []byte) (*Plan, error) {
+func (mdJSONFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readMDJSON(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
-func (mdJSONFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	return setJSONStatus(path, data, id, st, readMDJSON)
+func (mdJSONFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, err := asJSONTasks(cur)
+	if err != nil {
+		return nil, err
+	}
+	return setJSONStatus(d, id, st, readMDJSON)
 }
 
 func (mdJSONFormat) add(path string, data []byte, t Task) ([]byte, error) {
@@ -78,7 +82,20 @@ func jsonTaskFence(doc *mdDoc) *mdFence {
 // block is blanked (newlines kept), so offsets and lines are the file's own
 // and edits splice the real file.
 func readMDJSON(path string, data []byte) (*jsonTasks, error) {
-	doc := parseMarkdown(data)
+	return mdJSONOf(path, parseMarkdown(data))
+}
+
+func (mdJSONFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := mdJSONOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// mdJSONOf reads the task list of parsed markdown.
+func mdJSONOf(path string, doc *mdDoc) (*jsonTasks, error) {
+	data := doc.src
 	f := jsonTaskFence(doc)
 	if f == nil {
 		return nil, &Error{File: path, Msg: "no task list: a markdown plan of this kind holds its tasks in a ```json block, " +
@@ -107,5 +124,7 @@ func readMDJSON(path string, data []byte) (*jsonTasks, error) {
 		stop = f.start
 	}
 	d.plan.Description = doc.overview(stop)
+	d.plan.Validation = validationCommands(string(data))
+	d.data = data // the JSON was read from a masked copy
 	return d, nil
 }

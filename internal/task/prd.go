@@ -24,16 +24,20 @@ type prdFormat struct{}
 
 func (prdFormat) name() string { return "prd.json" }
 
-func (prdFormat) parse(path string, data []byte) (*Plan, error) {
+func (prdFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readPRD(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
-func (prdFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	return setJSONStatus(path, data, id, st, readPRD)
+func (prdFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, err := asJSONTasks(cur)
+	if err != nil {
+		return nil, err
+	}
+	return setJSONStatus(d, id, st, readPRD)
 }
 
 func (prdFormat) add(path string, data []byte, t Task) ([]byte, error) {
@@ -113,6 +117,7 @@ func readPRD(path string, data []byte) (*jsonTasks, error) {
 	}
 	d.plan.Path, d.plan.Format = plan.Path, plan.Format
 	d.plan.Name, d.plan.Branch, d.plan.Description = plan.Name, plan.Branch, plan.Description
+	d.whole = true
 	return d, nil
 }
 

@@ -120,7 +120,7 @@ func TestParsePRDFixtures(t *testing.T) {
 	for name, want := range fixturePlans {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := prdFormat{}.parse(name, readFixture(t, name))
+			got, err := parsePlan(prdFormat{}, name, readFixture(t, name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestParsePRDFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := prdFormat{}.parse("p", []byte(tt.in))
+			got, err := parsePlan(prdFormat{}, "p", []byte(tt.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,12 +212,12 @@ func TestSetStatusSplicesOnlyThePassesValue(t *testing.T) {
 			t.Run(fixture+"/"+layout.name, func(t *testing.T) {
 				t.Parallel()
 				in := layout.fn(readFixture(t, fixture))
-				before, err := prdFormat{}.parse(fixture, in)
+				before, err := parsePlan(prdFormat{}, fixture, in)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, task := range before.Tasks {
-					out, err := prdFormat{}.setStatus(fixture, in, task.ID, StatusDone)
+					out, err := setStatusBytes(prdFormat{}, fixture, in, task.ID, StatusDone)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -230,7 +230,7 @@ func TestSetStatusSplicesOnlyThePassesValue(t *testing.T) {
 					if !bytes.HasSuffix(in[:start], []byte(`"passes": `)) {
 						t.Errorf("%s: edit at %d is not a passes value: %q", task.ID, start, in[max(0, start-20):start+5])
 					}
-					after, err := prdFormat{}.parse(fixture, out)
+					after, err := parsePlan(prdFormat{}, fixture, out)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -240,7 +240,7 @@ func TestSetStatusSplicesOnlyThePassesValue(t *testing.T) {
 						t.Errorf("%s: plan after (-want +got):\n%s", task.ID, diff)
 					}
 					// And back: reset restores the original bytes.
-					back, err := prdFormat{}.setStatus(fixture, out, task.ID, StatusOpen)
+					back, err := setStatusBytes(prdFormat{}, fixture, out, task.ID, StatusOpen)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -250,6 +250,66 @@ func TestSetStatusSplicesOnlyThePassesValue(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A run of status changes, each from the parse the previous one returned
+// (as File does), splices "passes" values without reading the file again,
+// and every parse on the way is the one a full read gives.
+func TestSetStatusChainsWithoutReading(t *testing.T) {
+	t.Parallel()
+	for _, fm := range []format{prdFormat{}, tasksJSONFormat{}} {
+		t.Run(fm.name(), func(t *testing.T) {
+			t.Parallel()
+			data := planN(12)
+			if fm.name() == FormatTasksJSON {
+				// The same stories as a plain array, with CRLF line ends and
+				// a null "passes".
+				data = bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n"))
+				data = data[bytes.IndexByte(data, '[') : bytes.LastIndexByte(data, ']')+1]
+				data = bytes.Replace(data, []byte(`"passes": false`), []byte(`"passes": null`), 1)
+			}
+			cur, err := fm.read("plan", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Done in an order that moves offsets both before and after
+			// the last edit, then open again.
+			order := []int{3, 0, 11, 7, 1, 2, 10, 4, 6, 5, 9, 8}
+			for _, st := range []Status{StatusDone, StatusOpen} {
+				for _, k := range order {
+					id := cur.result().Tasks[k].ID
+					next := checkParsedStatus(t, fm, cur, id, st)
+					if d := next.(*jsonTasks); d.nodes != nil {
+						t.Fatalf("%s %s: read the file again, want a spliced literal", id, st)
+					}
+					cur = next
+				}
+			}
+			// Every story is open again: "false" everywhere, the null too.
+			if want := bytes.Replace(data, []byte(`"passes": null`), []byte(`"passes": false`), 1); !bytes.Equal(cur.source(), want) {
+				t.Errorf("after done and open again:\n%s\nwant:\n%s", cur.source(), want)
+			}
+		})
+	}
+}
+
+// A failed story loses "failed" when it is reset: the general path, read
+// in full; the edit after it is spliced again.
+func TestSetStatusAfterFailedMember(t *testing.T) {
+	t.Parallel()
+	in := `{"userStories": [{"id": "A", "passes": false, "failed": true}, {"id": "B", "passes": false}]}`
+	cur, err := prdFormat{}.read("p", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := checkParsedStatus(t, prdFormat{}, cur, "A", StatusOpen)
+	if got, want := string(next.source()), `{"userStories": [{"id": "A", "passes": false}, {"id": "B", "passes": false}]}`; got != want {
+		t.Fatalf("reset A:\n got %s\nwant %s", got, want)
+	}
+	next = checkParsedStatus(t, prdFormat{}, next, "B", StatusDone)
+	if got, want := string(next.source()), `{"userStories": [{"id": "A", "passes": false}, {"id": "B", "passes": true}]}`; got != want {
+		t.Fatalf("B done:\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -306,7 +366,7 @@ func TestSetStatusInsertsMissingPasses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := prdFormat{}.setStatus("p", []byte(tt.in), tt.id, StatusDone)
+			got, err := setStatusBytes(prdFormat{}, "p", []byte(tt.in), tt.id, StatusDone)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +379,7 @@ func TestSetStatusInsertsMissingPasses(t *testing.T) {
 	t.Run("ralph-tui sample has no passes keys", func(t *testing.T) {
 		t.Parallel()
 		in := readFixture(t, "ralph-tui-sample-prd.json")
-		got, err := prdFormat{}.setStatus("p", in, "US-001", StatusDone)
+		got, err := setStatusBytes(prdFormat{}, "p", in, "US-001", StatusDone)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +405,7 @@ func TestSetStatusNoChange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.id+"/"+string(tt.st), func(t *testing.T) {
 			t.Parallel()
-			got, err := prdFormat{}.setStatus("p", []byte(in), tt.id, tt.st)
+			got, err := setStatusBytes(prdFormat{}, "p", []byte(in), tt.id, tt.st)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,7 +465,7 @@ func TestSetStatusFailed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := prdFormat{}.setStatus("p", []byte(tt.in), tt.id, tt.st)
+			got, err := setStatusBytes(prdFormat{}, "p", []byte(tt.in), tt.id, tt.st)
 			if tt.want == "" {
 				if err == nil {
 					t.Fatalf("got %s, want an error (a story without an id)", got)
@@ -421,7 +481,7 @@ func TestSetStatusFailed(t *testing.T) {
 		})
 	}
 	// In a ral task list the key can be a task's only member.
-	got, err := tasksJSONFormat{}.setStatus("t", []byte(`[{"description": "a"}, {"failed": true, "title": "b"}]`), "2", StatusOpen)
+	got, err := setStatusBytes(tasksJSONFormat{}, "t", []byte(`[{"description": "a"}, {"failed": true, "title": "b"}]`), "2", StatusOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +507,7 @@ func TestSetStatusErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := prdFormat{}.setStatus("p", []byte(tt.in), tt.id, tt.st)
+			out, err := setStatusBytes(prdFormat{}, "p", []byte(tt.in), tt.id, tt.st)
 			if err == nil {
 				t.Fatalf("got %q, want error", out)
 			}
@@ -596,7 +656,7 @@ func TestPRDValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := prdFormat{}.parse("prd.json", []byte(tt.in))
+			_, err := parsePlan(prdFormat{}, "prd.json", []byte(tt.in))
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -86,12 +86,21 @@ func tuiWordFor(st Status) string {
 	return "pending"
 }
 
-func (progressFormat) parse(path string, data []byte) (*Plan, error) {
+func (progressFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readProgress(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
+}
+
+// asProgress is cur as progressFormat reads it.
+func asProgress(cur parsed) (*progressDoc, error) {
+	d, ok := cur.(*progressDoc)
+	if !ok {
+		return nil, fmt.Errorf("internal error: %T is not a progress.md", cur)
+	}
+	return d, nil
 }
 
 // isProgressDoc: a ## Tasks (or Task List) section with a ## Status, a
@@ -122,9 +131,22 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return s, false
 }
 
+func (progressFormat) readMarkdown(path string, doc *mdDoc) (parsed, error) {
+	d, err := progressOf(path, doc)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // readProgress parses and validates a progress.md.
 func readProgress(path string, data []byte) (*progressDoc, error) {
-	doc := parseMarkdown(data)
+	return progressOf(path, parseMarkdown(data))
+}
+
+// progressOf reads the progress.md of parsed markdown.
+func progressOf(path string, doc *mdDoc) (*progressDoc, error) {
+	data := doc.src
 	c := &mdChecker{path: path, doc: doc}
 	desc := ""
 	if h := doc.findHeading("Analysis"); h != nil {
@@ -248,24 +270,32 @@ func readTUIProgress(c *mdChecker, path, desc string) (*progressDoc, error) {
 	return &progressDoc{mdTasks: newMDTasks(doc, path, FormatProgress, tasks, progressName(doc), desc), tui: where}, nil
 }
 
-func (progressFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	d, err := readProgress(path, data)
+func (progressFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, err := asProgress(cur)
 	if err != nil {
 		return nil, err
 	}
-	read := func(path string, data []byte) (*mdTasks, error) {
-		d, err := readProgress(path, data)
+	path, data := d.plan.Path, d.doc.src
+	if d.tui == nil {
+		out, err := setBox(d.mdTasks, id, st)
 		if err != nil {
 			return nil, err
 		}
-		return d.mdTasks, nil
-	}
-	if d.tui == nil {
-		out, err := setBoxStatus(path, data, id, st, read)
-		if err != nil || bytes.Equal(out, data) {
-			return out, err
+		if out == nil {
+			return d, nil
 		}
-		return syncRalphDone(path, out)
+		next, err := checkStatus(path, out, id, st, readProgress)
+		if err != nil {
+			return nil, err
+		}
+		synced := syncRalphDone(next)
+		if bytes.Equal(synced, out) {
+			return next, nil
+		}
+		if next, err = readProgress(path, synced); err != nil {
+			return nil, fmt.Errorf("internal error: updating the Status section of %s made it invalid: %w", path, err)
+		}
+		return next, nil
 	}
 	i := -1
 	for k := range d.tasks {
@@ -277,7 +307,7 @@ func (progressFormat) setStatus(path string, data []byte, id string, st Status) 
 		return nil, fmt.Errorf("%s: %w %q", path, ErrUnknownTask, id)
 	}
 	if d.tasks[i].Status == st {
-		return data, nil
+		return d, nil
 	}
 	w := d.tui[i]
 	word := tuiWordFor(st)
@@ -287,20 +317,21 @@ func (progressFormat) setStatus(path string, data []byte, id string, st Status) 
 			word = lineEnding(data) + word
 		}
 	}
-	return checkStatus(path, splice(data, w.start, w.end, word), id, st, read)
-}
-
-// syncRalphDone makes the Status section agree with the boxes: RALPH_DONE
-// once every task is done, IN_PROGRESS when one is not. A file without a
-// Status section is left as it is.
-func syncRalphDone(path string, data []byte) ([]byte, error) {
-	d, err := readProgress(path, data)
+	next, err := checkStatus(path, splice(data, w.start, w.end, word), id, st, readProgress)
 	if err != nil {
 		return nil, err
 	}
+	return next, nil
+}
+
+// syncRalphDone returns d's content with the Status section agreeing with
+// the boxes: RALPH_DONE once every task is done, IN_PROGRESS when one is
+// not. A file without a Status section is left as it is.
+func syncRalphDone(d *progressDoc) []byte {
+	data := d.doc.src
 	h := d.doc.findHeading("Status")
 	if h == nil {
-		return data, nil
+		return data
 	}
 	all := true
 	for _, t := range d.plan.Tasks {
@@ -316,16 +347,16 @@ func syncRalphDone(path string, data []byte) ([]byte, error) {
 		for _, line := range strings.SplitAfter(body, "\n") {
 			if t := strings.TrimSpace(line); t != "" {
 				ls := off + strings.Index(line, t)
-				return splice(data, ls, ls+len(t), "RALPH_DONE"), nil
+				return splice(data, ls, ls+len(t), "RALPH_DONE")
 			}
 			off += len(line)
 		}
-		return splice(data, start, start, lineEnding(data)+"RALPH_DONE"+lineEnding(data)), nil
+		return splice(data, start, start, lineEnding(data)+"RALPH_DONE"+lineEnding(data))
 	case !all && has:
 		i := start + strings.Index(body, "RALPH_DONE")
-		return splice(data, i, i+len("RALPH_DONE"), "IN_PROGRESS"), nil
+		return splice(data, i, i+len("RALPH_DONE"), "IN_PROGRESS")
 	}
-	return data, nil
+	return data
 }
 
 func (progressFormat) add(path string, data []byte, t Task) ([]byte, error) {
@@ -348,7 +379,11 @@ func (progressFormat) add(path string, data []byte, t Task) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return syncRalphDone(path, out)
+	added, err := readProgress(path, out)
+	if err != nil {
+		return nil, err
+	}
+	return syncRalphDone(added), nil
 }
 
 // progressTail is the sections of a new progress.md after its tasks.

@@ -36,20 +36,22 @@ const iterationLogHeader = "| Iteration | Started | Duration | Tasks Completed |
 
 // recorder is a format that keeps an iteration log in the plan file.
 type recorder interface {
-	record(path string, data []byte, r IterationRecord) ([]byte, error)
+	// record returns the parse of cur's content with r noted, or cur.
+	record(cur parsed, r IterationRecord) (parsed, error)
 }
 
 // record updates the three log sections of a progress.md, adding any that
 // are missing at the end of the file. ralph-tui's progress.md is ralph-tui's
 // own log and is left alone.
-func (progressFormat) record(path string, data []byte, r IterationRecord) ([]byte, error) {
-	d, err := readProgress(path, data)
+func (progressFormat) record(cur parsed, r IterationRecord) (parsed, error) {
+	d, err := asProgress(cur)
 	if err != nil {
 		return nil, err
 	}
 	if d.tui != nil {
-		return data, nil
+		return d, nil
 	}
+	path, data := d.plan.Path, d.doc.src
 	title := func(id string) string {
 		if t, ok := d.plan.Task(id); ok {
 			return t.Title
@@ -116,7 +118,7 @@ func (progressFormat) record(path string, data []byte, r IterationRecord) ([]byt
 	if !slices.EqualFunc(check.plan.Tasks, d.plan.Tasks, func(a, b Task) bool { return a.ID == b.ID && a.Status == b.Status }) {
 		return nil, fmt.Errorf("internal error: recording iteration %d in %s changed its tasks", r.Iteration, path)
 	}
-	return out, nil
+	return check, nil
 }
 
 // setSection replaces the body of the ## section called name with

@@ -8,16 +8,23 @@ package task
 // The runner passes a skip that rejects tasks failed in its own state (a
 // prd.json cannot record failure) and, with --parallel, tasks another worker
 // holds.
+//
+// The runner calls it every iteration, so its cost is one pass over the
+// tasks: dependencies and skip are only asked about a task that would beat
+// the best one so far, and the statuses of dependencies are looked up one
+// by one until there are enough lookups to be worth an index.
 func (p *Plan) Next(skip func(Task) bool) (Task, bool) {
-	done := p.statusByID()
+	status := statusLookup{p: p}
 	best := -1
-	for i, t := range p.Tasks {
-		if t.Status != StatusOpen || !depsDone(t, done) || (skip != nil && skip(t)) {
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Status != StatusOpen || (best >= 0 && priorityKey(t.Priority) >= priorityKey(p.Tasks[best].Priority)) {
 			continue
 		}
-		if best < 0 || priorityKey(t.Priority) < priorityKey(p.Tasks[best].Priority) {
-			best = i
+		if !status.depsDone(t) || (skip != nil && skip(*t)) {
+			continue
 		}
+		best = i
 	}
 	if best < 0 {
 		return Task{}, false
@@ -43,9 +50,41 @@ func (p *Plan) statusByID() map[string]Status {
 	return m
 }
 
-func depsDone(t Task, status map[string]Status) bool {
+// statusLookup finds the status of tasks by id: by a linear search for the
+// first few, as Next usually asks about the dependencies of one or two
+// tasks, then through a map of every id.
+type statusLookup struct {
+	p        *Plan
+	searches int
+	byID     map[string]Status
+}
+
+// linearSearches is how many lookups statusLookup makes by searching
+// before it builds its map: a search costs about what hashing a tenth of
+// the ids does.
+const linearSearches = 8
+
+// of returns the status of the first task with the id, or "" when there is
+// none.
+func (s *statusLookup) of(id string) Status {
+	if s.byID == nil && s.searches < linearSearches {
+		s.searches++
+		for i := range s.p.Tasks {
+			if s.p.Tasks[i].ID == id {
+				return s.p.Tasks[i].Status
+			}
+		}
+		return ""
+	}
+	if s.byID == nil {
+		s.byID = s.p.statusByID()
+	}
+	return s.byID[id]
+}
+
+func (s *statusLookup) depsDone(t *Task) bool {
 	for _, d := range t.DependsOn {
-		if status[d] != StatusDone {
+		if s.of(d) != StatusDone {
 			return false
 		}
 	}

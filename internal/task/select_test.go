@@ -1,6 +1,8 @@
 package task
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -51,6 +53,55 @@ func TestNext(t *testing.T) {
 				t.Errorf("Next() = %q, %v; want %q", got.ID, ok, tt.want)
 			}
 		})
+	}
+}
+
+// Next picks what the plain definition picks (lowest priority among the
+// open tasks whose dependencies are done and that skip keeps, first in file
+// order), on random plans big enough that dependency lookups go past the
+// linear searches to the index, duplicate ids included.
+func TestNextMatchesDefinition(t *testing.T) {
+	t.Parallel()
+	next := func(p *Plan, skip func(Task) bool) (Task, bool) {
+		status := map[string]Status{}
+		for _, t := range slices.Backward(p.Tasks) {
+			status[t.ID] = t.Status // the first of duplicates wins
+		}
+		best := -1
+		for i, t := range p.Tasks {
+			ok := t.Status == StatusOpen && !skip(t)
+			for _, d := range t.DependsOn {
+				ok = ok && status[d] == StatusDone
+			}
+			if ok && (best < 0 || priorityKey(t.Priority) < priorityKey(p.Tasks[best].Priority)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return Task{}, false
+		}
+		return p.Tasks[best], true
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	statuses := []Status{StatusOpen, StatusOpen, StatusDone, StatusFailed}
+	for round := range 500 {
+		n := 1 + rng.IntN(40)
+		id := func() string { return fmt.Sprintf("T%d", rng.IntN(n+2)) } // some name no task
+		p := &Plan{}
+		for range n {
+			tk := Task{ID: id(), Priority: rng.IntN(5) - 1, Status: statuses[rng.IntN(len(statuses))]}
+			for range rng.IntN(4) {
+				tk.DependsOn = append(tk.DependsOn, id())
+			}
+			p.Tasks = append(p.Tasks, tk)
+		}
+		skipped := id()
+		skip := func(t Task) bool { return t.ID == skipped }
+		want, wantOK := next(p, skip)
+		got, ok := p.Next(skip)
+		if ok != wantOK || !cmp.Equal(got, want) {
+			t.Fatalf("round %d: Next() = %v, %v; want %v, %v\nplan: %+v", round, got, ok, want, wantOK, p.Tasks)
+		}
 	}
 }
 

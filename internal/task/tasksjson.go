@@ -28,16 +28,20 @@ var ralRules = jsonRules{
 	idExample:            "T-1",
 }
 
-func (tasksJSONFormat) parse(path string, data []byte) (*Plan, error) {
+func (tasksJSONFormat) read(path string, data []byte) (parsed, error) {
 	d, err := readTasksJSON(path, data)
 	if err != nil {
 		return nil, err
 	}
-	return d.plan, nil
+	return d, nil
 }
 
-func (tasksJSONFormat) setStatus(path string, data []byte, id string, st Status) ([]byte, error) {
-	return setJSONStatus(path, data, id, st, readTasksJSON)
+func (tasksJSONFormat) setStatus(cur parsed, id string, st Status) (parsed, error) {
+	d, err := asJSONTasks(cur)
+	if err != nil {
+		return nil, err
+	}
+	return setJSONStatus(d, id, st, readTasksJSON)
 }
 
 func (tasksJSONFormat) add(path string, data []byte, t Task) ([]byte, error) {
@@ -54,7 +58,21 @@ func readTasksJSON(path string, data []byte) (*jsonTasks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readRalArray(path, doc, FormatTasksJSON)
+	d, err := readRalArray(path, doc, FormatTasksJSON)
+	if err != nil {
+		return nil, err
+	}
+	d.whole = true
+	return d, nil
+}
+
+// asJSONTasks is cur as the JSON formats read it.
+func asJSONTasks(cur parsed) (*jsonTasks, error) {
+	d, ok := cur.(*jsonTasks)
+	if !ok {
+		return nil, fmt.Errorf("internal error: %T is not a JSON task list", cur)
+	}
+	return d, nil
 }
 
 // readRalArray reads doc's root as ral's task array.

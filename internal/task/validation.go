@@ -5,20 +5,9 @@ import (
 	"strings"
 )
 
-// parsePlan parses data with fm and adds what every markdown plan may
-// carry besides its tasks: the commands of a `## Validation Commands`
-// section (the shape of ralphex plans), which ralph runs as quality gates.
-func parsePlan(fm format, path string, data []byte) (*Plan, error) {
-	p, err := fm.parse(path, data)
-	if err != nil || p == nil {
-		return p, err
-	}
-	switch fm.name() {
-	case FormatChecklist, FormatHeadingPlan, FormatProgress, FormatMarkdownJSON:
-		p.Validation = validationCommands(string(data))
-	}
-	return p, nil
-}
+// Every markdown plan may carry, besides its tasks, the commands of a
+// `## Validation Commands` section (the shape of ralphex plans), which ralph
+// runs as quality gates: the markdown readers put them in Plan.Validation.
 
 // validationHeading matches the section's heading at any level.
 var validationHeading = regexp.MustCompile(`(?i)^#{1,6}\s+validation commands\s*$`)
