@@ -27,10 +27,12 @@ func TestMain(m *testing.M) {
 		"ralph":     func() { os.Exit(Main()) },
 		"claude":    func() { os.Exit(fakeagent.Main()) },
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
-		// A reviewer: the fake agent playing $FAKEREVIEWER_SCRIPT, so that a
-		// run's worker and reviewer follow scenarios of their own.
+		// A reviewer: the fake agent playing $FAKEREVIEWER_SCRIPT (its
+		// prompts in $FAKEREVIEWER_PROMPTS), so that a run's worker and
+		// reviewer follow scenarios of their own.
 		"fakereviewer": func() {
 			os.Setenv("FAKEAGENT_SCRIPT", os.Getenv("FAKEREVIEWER_SCRIPT"))
+			os.Setenv("FAKEAGENT_PROMPTS", os.Getenv("FAKEREVIEWER_PROMPTS"))
 			os.Exit(fakeagent.Main())
 		},
 	})
