@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -44,6 +45,13 @@ func selfExecutable() (string, error) { return "/proc/self/exe", nil }
 // members of its group are already being killed by the group's SIGKILL
 // and are only waited for and reaped.
 func (f *Family) sweepChild(marker string, pgid int) []Leftover {
+	if !f.strays() {
+		// Once the child is gone, whatever survives of its tree hangs
+		// below a process re-parented to ralph (the subreaper): with no
+		// such child there is nothing to look for, and the whole process
+		// table need not be read (about 1.5 ms an agent run).
+		return nil
+	}
 	return f.reap(func(p procInfo, mark string) (kill, report bool) {
 		switch {
 		case p.pgrp == pgid:
@@ -374,4 +382,54 @@ func (t *procTree) descendants(roots []int) []int {
 		queue = append(queue, t.children(pid)...)
 	}
 	return out
+}
+
+// strays reports whether ralph has a child proc does not supervise: an
+// orphan re-parented to it, alive or a zombie. It reads the kernel's
+// children lists of ralph's threads, which may skip an entry that comes or
+// goes during the read; two reads that agree, with no thread added or
+// removed between them, are taken as the truth, anything else as "maybe",
+// which sends the caller to the full scan.
+func (f *Family) strays() bool {
+	first, ok := childPids()
+	if !ok {
+		return true
+	}
+	second, ok := childPids()
+	if !ok || !slices.Equal(first, second) {
+		return true
+	}
+	for _, pid := range first {
+		if !f.isLive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// childPids lists the children of every thread of ralph, sorted; ok is
+// false where the kernel does not offer the lists.
+func childPids() (pids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the thread exited meanwhile
+		}
+		if err != nil {
+			return nil, false
+		}
+		for _, field := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				return nil, false
+			}
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids, true
 }
