@@ -349,3 +349,24 @@ func (r *runner) land(ctx context.Context, t task.Task, c *classified) bool {
 	c.output = tail(output, prompt.MaxAttemptOutput)
 	return false
 }
+
+// recordedFindings are the reviewer's findings and the guard's in a
+// history line, for the prompt of a run that resumes the task: what the
+// iteration's attempt note held.
+func recordedFindings(rec state.Record) string {
+	var b strings.Builder
+	if v := rec.Review; v != nil && len(v.Findings) > 0 {
+		b.WriteString("The reviewer (" + v.By() + ") asked for these changes:\n" + numbered(v.Findings))
+	}
+	if g := rec.Guard; g != nil && len(g.Findings) > 0 {
+		b.WriteString("The tamper guard reported:\n")
+		for _, f := range g.Findings {
+			where := f.File
+			if f.Line > 0 {
+				where = fmt.Sprintf("%s:%d", f.File, f.Line)
+			}
+			fmt.Fprintf(&b, "%s: %s: %s\n", where, f.Rule, f.Text)
+		}
+	}
+	return b.String()
+}
