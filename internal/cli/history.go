@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -76,6 +77,7 @@ func runHistory(opts *historyOptions) error {
 	fmt.Fprintln(tw, "RUN\tITER\tTASK\tOUTCOME\tDURATION\tIN\tOUT\tCACHE R/W\tCOST\tCOMMIT\tERROR")
 	var cost float64
 	for _, r := range recs {
+		r.CostUSD += reviewCost(r)
 		cost += r.CostUSD
 		commit := r.Commit
 		if len(commit) > 7 {
@@ -96,7 +98,8 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// receipt is what one task cost over every iteration that ran it.
+// receipt is what one task cost over every iteration that ran it, its
+// reviewers included, and the evidence it was done on.
 type receipt struct {
 	TaskID           string  `json:"task_id"`
 	Iterations       int     `json:"iterations"`
@@ -108,6 +111,43 @@ type receipt struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	// Reviews counts the reviewer runs over all its iterations.
+	Reviews int `json:"reviews,omitempty"`
+	// The evidence of the iteration that finished the task: its gates,
+	// the guard's findings, the reviewer's verdict.
+	Gates  []state.GateRun       `json:"gates,omitempty"`
+	Guard  *state.GuardEvidence  `json:"guard,omitempty"`
+	Review *state.ReviewEvidence `json:"review,omitempty"`
+}
+
+// reviewCost is what an iteration's reviewer cost.
+func reviewCost(r state.Record) float64 {
+	if r.Review == nil {
+		return 0
+	}
+	return r.Review.CostUSD
+}
+
+// evidenceLine says in a few words what checked a task: "gates 2 ok ·
+// guard 0 findings · SHIP by claude/sonnet"; "" when nothing did.
+func evidenceLine(gates []state.GateRun, g *state.GuardEvidence, v *state.ReviewEvidence) string {
+	var parts []string
+	if len(gates) > 0 {
+		ok := 0
+		for _, run := range gates {
+			if run.Result == "ok" {
+				ok++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("gates %d/%d ok", ok, len(gates)))
+	}
+	if g != nil {
+		parts = append(parts, "guard "+state.GuardLine(g))
+	}
+	if v != nil {
+		parts = append(parts, state.ReviewLine(v))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // receipts adds up history per task, in the order tasks first ran.
@@ -133,6 +173,17 @@ func receipts(recs []state.Record) []receipt {
 		t.CacheReadTokens += r.CacheReadTokens
 		t.CacheWriteTokens += r.CacheWriteTokens
 		t.CostUSD += r.CostUSD
+		if v := r.Review; v != nil {
+			t.Reviews += v.Attempts
+			t.InputTokens += v.InputTokens
+			t.OutputTokens += v.OutputTokens
+			t.CacheReadTokens += v.CacheReadTokens
+			t.CacheWriteTokens += v.CacheWriteTokens
+			t.CostUSD += v.CostUSD
+		}
+		if r.Outcome == loop.OutcomeTaskDone || r.Outcome == loop.OutcomePlanDone {
+			t.Gates, t.Guard, t.Review = r.Gates, r.Guard, r.Review
+		}
 	}
 	return out
 }
@@ -148,17 +199,17 @@ func printReceipts(w io.Writer, rs []receipt, asJSON bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tITERATIONS\tATTEMPTS\tLAST OUTCOME\tTIME\tIN\tOUT\tCACHE R/W\tCOST")
+	fmt.Fprintln(tw, "TASK\tITERATIONS\tATTEMPTS\tLAST OUTCOME\tTIME\tIN\tOUT\tCACHE R/W\tCOST\tEVIDENCE")
 	var total receipt
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\t%s\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
 			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
-			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD)
+			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD, evidenceLine(r.Gates, r.Guard, r.Review))
 		total.Iterations += r.Iterations
 		total.DurationMS += r.DurationMS
 		total.CostUSD += r.CostUSD
 	}
-	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\n", len(rs), total.Iterations,
+	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\t\n", len(rs), total.Iterations,
 		(time.Duration(total.DurationMS) * time.Millisecond).Round(time.Millisecond), total.CostUSD)
 	return tw.Flush()
 }

@@ -165,6 +165,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	lopts.Once = opts.Once
+	if err := verifyOptions(opts.f, dir, cfg, &lopts); err != nil {
+		return err
+	}
+	reviewer, err := newReviewer(opts.f, cfg)
+	if err != nil {
+		return err
+	}
 
 	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation}
 	if len(cfg.Gates.Commands) == 0 {
@@ -203,6 +210,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation }}}
 	}
 	deps.Repo = pre.repoDep()
+	deps.Trees = treesDep(pre.repo)
+	if deps.Trees != nil {
+		lopts.GuardConfigFiles = guardPaths(pre.repo.Dir(), lopts.GuardConfigFiles)
+	}
+	if reviewer != nil {
+		deps.Reviewer = reviewer
+	}
 	lopts.SkipBaseline = pre.leftover
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
 	if err != nil {

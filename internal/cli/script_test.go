@@ -27,6 +27,14 @@ func TestMain(m *testing.M) {
 		"ralph":     func() { os.Exit(Main()) },
 		"claude":    func() { os.Exit(fakeagent.Main()) },
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+		// A reviewer: the fake agent playing $FAKEREVIEWER_SCRIPT (its
+		// prompts in $FAKEREVIEWER_PROMPTS), so that a run's worker and
+		// reviewer follow scenarios of their own.
+		"fakereviewer": func() {
+			os.Setenv("FAKEAGENT_SCRIPT", os.Getenv("FAKEREVIEWER_SCRIPT"))
+			os.Setenv("FAKEAGENT_PROMPTS", os.Getenv("FAKEREVIEWER_PROMPTS"))
+			os.Exit(fakeagent.Main())
+		},
 	})
 }
 
@@ -42,6 +50,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", work)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
+			env.Setenv("FAKEREVIEWER_SCRIPT", filepath.Join(work, "review"))
 			// Git with a fixed identity and no global config.
 			for k, v := range gittest.Vars(work) {
 				env.Setenv(k, v)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
 )
@@ -59,6 +60,13 @@ func runStatus(opts *statusOptions) error {
 			st = report.State
 		}
 	}
+	if st.RunID != "" {
+		recs, err := store.History()
+		if err != nil {
+			return err
+		}
+		report.Evidence = runEvidence(recs, st.RunID)
+	}
 	w := opts.f.IO.Out
 	if opts.JSON {
 		enc := json.NewEncoder(w)
@@ -90,7 +98,44 @@ func runStatus(opts *statusOptions) error {
 	fmt.Fprintf(w, "tasks      %d done, %d failed this run\n", t.TasksDone, t.TasksFailed)
 	fmt.Fprintf(w, "tokens     %d in, %d out, %d cache read, %d cache write\n", t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens)
 	_, err = fmt.Fprintf(w, "cost       $%.4f over %s\n", t.CostUSD, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
+	for i, e := range report.Evidence {
+		label := ""
+		if i == 0 {
+			label = "checked"
+		}
+		if _, err = fmt.Fprintf(w, "%-10s %s: %s\n", label, e.TaskID, e.line()); err != nil {
+			return err
+		}
+	}
 	return err
+}
+
+// taskEvidence is what checked one task the run finished.
+type taskEvidence struct {
+	TaskID string                `json:"task_id"`
+	Gates  []state.GateRun       `json:"gates,omitempty"`
+	Guard  *state.GuardEvidence  `json:"guard,omitempty"`
+	Review *state.ReviewEvidence `json:"review,omitempty"`
+}
+
+func (e taskEvidence) line() string {
+	if s := evidenceLine(e.Gates, e.Guard, e.Review); s != "" {
+		return s
+	}
+	return "no gates, guard or reviewer"
+}
+
+// runEvidence lists the evidence of the tasks run runID finished, in the
+// order they were done.
+func runEvidence(recs []state.Record, runID string) []taskEvidence {
+	var out []taskEvidence
+	for _, r := range recs {
+		if r.RunID != runID || (r.Outcome != loop.OutcomeTaskDone && r.Outcome != loop.OutcomePlanDone) {
+			continue
+		}
+		out = append(out, taskEvidence{TaskID: r.TaskID, Gates: r.Gates, Guard: r.Guard, Review: r.Review})
+	}
+	return out
 }
 
 // statusReport is what status --json prints: state.json, and for a run
@@ -103,6 +148,8 @@ type statusReport struct {
 	RecordedStatus string `json:"recorded_status,omitempty"`
 	// Leftovers are the live processes a crashed run started.
 	Leftovers []leftover `json:"leftovers,omitempty"`
+	// Evidence is what checked each task the run finished.
+	Evidence []taskEvidence `json:"evidence,omitempty"`
 }
 
 type leftover struct {

@@ -50,6 +50,42 @@ type Config struct {
 	AllowFailingGates bool `toml:"allow-failing-gates"`
 	// Notify is where the run's milestones are announced.
 	Notify Notify `toml:"notify"`
+	// Guard is the tamper guard's mode: warn, strict or off.
+	Guard string `toml:"guard"`
+	// Review is the [review] section: reviewers of done claims and of the
+	// whole run.
+	Review Review `toml:"review"`
+}
+
+// Review is the [review] section: a fresh agent process, of any supported
+// agent, reviews each done claim (when = "task"), the whole run at its end
+// (when = "end"), or both.
+type Review struct {
+	When  string `toml:"when"`
+	Agent string `toml:"agent"`
+	Model string `toml:"model"`
+	// Prompt is a review template file; empty: the embedded one.
+	Prompt string `toml:"prompt"`
+	// MaxAttempts bounds the reviewer runs of one claim that give no
+	// verdict.
+	MaxAttempts int `toml:"max-attempts"`
+	// Timeout bounds one reviewer run; 0: the run's timeout.
+	Timeout Duration `toml:"timeout"`
+	// Focus are the end-of-run reviewers, one per focus; Rounds bounds
+	// the end review's rounds.
+	Focus  []string `toml:"focus"`
+	Rounds int      `toml:"rounds"`
+}
+
+// ReviewWhens are the values of review.when.
+func ReviewWhens() []string { return []string{"off", "task", "end", "both"} }
+
+// GuardModes are the values of guard.
+func GuardModes() []string { return []string{"warn", "strict", "off"} }
+
+// DefaultReviewFocus are the end-of-run reviewers' focuses.
+func DefaultReviewFocus() []string {
+	return []string{"correctness against the plan", "tests", "simplicity", "security", "documentation"}
 }
 
 // Notify is the [notify] section: where a run announces its milestones
@@ -97,7 +133,7 @@ type Gates struct {
 
 // sections are the tables whose keys are written "section.key" in the
 // schema (gates.commands); the agents table has its own rules.
-func sections() []string { return []string{"gates", "notify"} }
+func sections() []string { return []string{"gates", "notify", "review"} }
 
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
@@ -173,5 +209,7 @@ func Defaults() Config {
 		CommitTemplate: DefaultCommitTemplate,
 		Notify: Notify{Events: NotifyEvents(), Timeout: Duration(10 * time.Second), Retries: 3,
 			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
+		Guard:  "warn",
+		Review: Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
 	}
 }

@@ -60,6 +60,16 @@ var layerValues = map[string][3]string{
 	"commit-template":     {"feat: {{.ID}}", "{{.ID}}: {{.Title}}", "chore({{.ID}}): {{.Title}}"},
 	"allow-dirty":         {"true", "false", "true"},
 	"allow-failing-gates": {"true", "false", "true"},
+	"guard":               {"strict", "off", "warn"},
+
+	"review.when":         {"task", "end", "both"},
+	"review.agent":        {"codex", "claude", "command"},
+	"review.model":        {"r1", "r2", "r3"},
+	"review.prompt":       {"r1.md", "r2.md", "r3.md"},
+	"review.max-attempts": {"1", "3", "4"},
+	"review.timeout":      {"1m", "2m", "3m"},
+	"review.focus":        {"tests", "security,tests", "documentation"},
+	"review.rounds":       {"1", "3", "4"},
 
 	"notify.events":           {"started", "task_done,completed", "stopped"},
 	"notify.timeout":          {"1s", "2s", "3s"},

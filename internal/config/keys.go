@@ -181,7 +181,44 @@ func fields() []field {
 		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
 			doc:   "[gates] time limit of each gate command",
 			check: func(c *Config) string { return nonNegative(c.Gates.Timeout) }},
-	}, notifyFields()...)
+		{key: "guard", ptr: func(c *Config) any { return &c.Guard },
+			doc:   "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
+			check: func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
+			flag:  runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
+	}, append(reviewFields(), notifyFields()...)...)
+}
+
+// reviewFields are the keys of the [review] section.
+func reviewFields() []field {
+	return []field{
+		{key: "review.when", ptr: func(c *Config) any { return &c.Review.When },
+			doc:   "[review] when a reviewer agent checks the work: task (each done claim), end (the whole run, findings become tasks), both, or off",
+			check: func(c *Config) string { return oneOf(c.Review.When, ReviewWhens()) },
+			flag:  runFlag("review", "", "reviewers: task (each done claim), end (the whole run), both or off")},
+		{key: "review.agent", ptr: func(c *Config) any { return &c.Review.Agent },
+			doc: "[review] the reviewer's agent CLI (another vendor's, say); empty: the run's agent",
+			check: func(c *Config) string {
+				if c.Review.Agent == "" {
+					return ""
+				}
+				return oneOf(c.Review.Agent, agentNames())
+			}},
+		{key: "review.model", ptr: func(c *Config) any { return &c.Review.Model },
+			doc: "[review] the reviewer's model; empty: the agent's default"},
+		{key: "review.prompt", ptr: func(c *Config) any { return &c.Review.Prompt },
+			doc: "[review] review template file; empty: the built-in one"},
+		{key: "review.max-attempts", ptr: func(c *Config) any { return &c.Review.MaxAttempts },
+			doc:   "[review] reviewer runs of one claim that may end without a verdict before the iteration is review_failed",
+			check: func(c *Config) string { return atLeast(c.Review.MaxAttempts, 1) }},
+		{key: "review.timeout", ptr: func(c *Config) any { return &c.Review.Timeout },
+			doc:   "[review] wall-clock limit of one reviewer run; 0: the run's timeout",
+			check: func(c *Config) string { return nonNegative(c.Review.Timeout) }},
+		{key: "review.focus", ptr: func(c *Config) any { return &c.Review.Focus },
+			doc: "[review] the end review's reviewers, one per focus, run in parallel"},
+		{key: "review.rounds", ptr: func(c *Config) any { return &c.Review.Rounds },
+			doc:   "[review] end review rounds at most (each round's findings become tasks, then run)",
+			check: func(c *Config) string { return atLeast(c.Review.Rounds, 1) }},
+	}
 }
 
 // notifyFields are the keys of the [notify] section.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -183,6 +184,8 @@ type checkedGate struct {
 	// tree identifies the working tree the gates run in; nil: no reuse.
 	tree TreeID
 	mem  *gateMemory
+	// runs are the commands the last Check ran, for the evidence.
+	runs []state.GateRun
 }
 
 // checkedGate puts g behind the run's memory of gates when g runs
@@ -209,11 +212,13 @@ func (g *checkedGate) Check(ctx context.Context, t task.Task) (bool, string, err
 	}
 	var passed []string
 	var advisory []FailedGate
+	g.runs = nil
 	for _, c := range cmds {
 		res, reused, err := g.run(ctx, c)
 		if err != nil {
 			return false, "", err
 		}
+		g.runs = append(g.runs, gateEvidence(c, res, reused, g.mem.advisory[c]))
 		switch {
 		case res.ExitCode == 0 && reused:
 			passed = append(passed, c+" (unchanged tree: earlier result)")
@@ -275,6 +280,32 @@ func (g *checkedGate) key(ctx context.Context, command string) (gateKey, bool) {
 		return gateKey{}, false
 	}
 	return gateKey{dir: g.r.opts.Dir, tree: id, command: command}, true
+}
+
+// gateEvidence is one command's result as evidence.
+func gateEvidence(command string, res GateResult, reused, advisory bool) state.GateRun {
+	run := state.GateRun{Command: command, Result: "ok", ExitCode: res.ExitCode, DurationMS: res.Duration.Milliseconds(), Reused: reused}
+	switch {
+	case res.ExitCode == 0:
+	case advisory:
+		run.Result = "advisory"
+	case res.TimedOut:
+		run.Result = "timeout"
+	default:
+		run.Result = "failed"
+	}
+	return run
+}
+
+// gateRuns are the commands g ran in its last Check, when it says.
+func gateRuns(g Gate) []state.GateRun {
+	switch v := g.(type) {
+	case *checkedGate:
+		return v.runs
+	case *mergeGate:
+		return gateRuns(v.gate)
+	}
+	return nil
 }
 
 // failedLine is the one line that says how a gate command failed.

@@ -38,7 +38,11 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	var changes []string
 	var err error
 	var looked sync.WaitGroup
-	looked.Go(func() { changes, err = r.deps.Repo.Changes(ctx) })
+	if c.look != nil {
+		changes = c.look.changes
+	} else {
+		looked.Go(func() { changes, err = r.deps.Repo.Changes(ctx) })
+	}
 	count := func() int {
 		looked.Wait()
 		if err != nil || !seen {
@@ -126,6 +130,8 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (has
 	}
 	if len(doneIDs) == 0 {
 		msg = fmt.Sprintf("chore: ralph iteration %d (%s, in progress)", r.st.Iteration, t.ID)
+	} else {
+		msg = withTrailers(msg, r.trailers)
 	}
 	hash, err = r.deps.Repo.Commit(ctx, msg)
 	if err != nil {

@@ -63,3 +63,25 @@ type Repo interface {
 type Gate interface {
 	Check(ctx context.Context, t task.Task) (ok bool, output string, err error)
 }
+
+// Trees reads the working tree by content, as tree ids, for what checks a
+// task's work beside the gates: the tamper guard reads the diff since the
+// task started, the reviewer reads it too, and what a reviewer changed is
+// put back. Nil means none: no guard, and reviewers get no diff.
+type Trees interface {
+	// Snapshot identifies the working tree's content (ralph's own files
+	// excepted) as a tree id.
+	Snapshot(ctx context.Context) (string, error)
+	// Seen is the tree id of the working tree as the last look (Snapshot,
+	// or Repo's Changes) saw it, without looking again.
+	Seen(ctx context.Context) (string, error)
+	// Diff is the patch between two trees, with a few lines of context,
+	// the files in exclude (absolute paths) left out.
+	Diff(ctx context.Context, from, to string, exclude []string) ([]byte, error)
+	// Files reads files (relative to the top of the tree, with slashes)
+	// as tree has them; a file not there is missing from the map.
+	Files(ctx context.Context, tree string, paths []string) (map[string][]byte, error)
+	// RestoreTree puts the working tree back to tree: changed files as
+	// they were, new ones removed. It returns the files it put back.
+	RestoreTree(ctx context.Context, tree string) ([]string, error)
+}

@@ -19,7 +19,10 @@ const (
 	EventTaskFailed       EventKind = "task_failed"
 	EventWaiting          EventKind = "waiting"
 	EventWarning          EventKind = "warning"
-	EventRunEnded         EventKind = "run_ended"
+	// EventReview: a reviewer starts on a done claim (Message says who),
+	// or the end-of-run review phase reports.
+	EventReview   EventKind = "review"
+	EventRunEnded EventKind = "run_ended"
 )
 
 // TaskRef names a task in events.

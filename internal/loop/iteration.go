@@ -59,6 +59,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if r.opts.Ownership == OwnerAgent {
 		doneBefore = doneSet(r.deps.Plan.Plan())
 	}
+	r.markStart(ctx, t)
 
 	started := r.deps.Now()
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
@@ -93,6 +94,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.Marker = string(it.match.Marker)
 		rec.Strategy = string(it.match.Strategy)
 	}
+	it.ev.record(&rec)
 	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
@@ -131,6 +133,11 @@ type classified struct {
 	doneIDs []string
 	// restored: the runner put back the plan the agent had edited.
 	restored bool
+	// ev is what checked a done claim (verify.go).
+	ev evidence
+	// look is the claim whose snapshot was this iteration's look at the
+	// tree, when nothing ran in the tree after it; nil: settle looks.
+	look *claim
 }
 
 // classify decides the outcome of one agent run and applies it to the
@@ -214,10 +221,16 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 	return c
 }
 
-// accept runs the gates and marks t done.
+// accept runs the gates, the guard and the reviewer, and marks t done.
 func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome string) classified {
 	if failed, ok := r.gatesFail(ctx, t, &c); !ok {
 		return failed
+	}
+	if !r.verify(ctx, &c, t, []string{t.ID}) {
+		return c
+	}
+	if !r.land(ctx, t, &c) {
+		return c
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
@@ -225,6 +238,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	}
 	c.outcome = outcome
 	c.doneIDs = []string{t.ID}
+	r.accepted(&c, c.doneIDs)
 	return c
 }
 
@@ -235,6 +249,7 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 		return *c, true
 	}
 	ok, output, err := r.deps.Gate.Check(ctx, t)
+	c.ev.gates = gateRuns(r.deps.Gate)
 	if err == nil && ok {
 		return *c, true
 	}
@@ -268,16 +283,25 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 	if len(c.doneIDs) > 0 {
 		// The agent ticked tasks; they count only once the gates pass.
 		t, _ := p.Task(c.doneIDs[0])
-		if failed, ok := r.gatesFail(ctx, t, &c); !ok {
+		failed, ok := r.gatesFail(ctx, t, &c)
+		why := "the quality gates failed"
+		if ok {
+			failed = c
+			ok = r.verify(ctx, &failed, t, c.doneIDs)
+			why = "its checks failed"
+		}
+		if !ok {
 			for _, id := range c.doneIDs {
 				if err := r.deps.Plan.SetStatus(id, task.StatusOpen); err != nil {
 					r.warn("could not untick %s: %v", id, err)
 				}
 			}
-			r.warn("unticked %s: the quality gates failed (%s)", strings.Join(c.doneIDs, ", "), failed.errText)
+			r.warn("unticked %s: %s (%s)", strings.Join(c.doneIDs, ", "), why, failed.errText)
 			failed.doneIDs = nil
 			return failed
 		}
+		c.ev, c.look = failed.ev, failed.look
+		r.accepted(&c, c.doneIDs)
 	}
 	switch {
 	case c.match.Marker == completion.PlanDone && p.Open() == 0:

@@ -64,6 +64,14 @@ type Options struct {
 	// RunID is the run's id; "" makes one. The command line makes it
 	// before the run starts: its children carry it (proc's family mark).
 	RunID string
+	// Guard is the tamper guard's mode: GuardWarn (""), GuardStrict or
+	// GuardOff (verify.go). GuardConfigFiles are ralph's configuration
+	// files, relative to the top of the repository, which the guard
+	// watches as gate configuration (nil: ralph.toml).
+	Guard            string
+	GuardConfigFiles []string
+	// Review configures the reviewers (review.go).
+	Review ReviewOptions
 }
 
 // Deps are what the loop works with. Repo and Gate may be nil.
@@ -73,7 +81,12 @@ type Deps struct {
 	Store Store
 	Repo  Repo
 	Gate  Gate
-	Emit  func(Event)
+	// Trees, when set, gives the guard and the reviewer the task's diff.
+	Trees Trees
+	// Reviewer, when set, is the agent that reviews done claims
+	// (Options.Review says when).
+	Reviewer Agent
+	Emit     func(Event)
 	// Control, when set, lets the user pause the run and skip tasks
 	// between iterations (control.go).
 	Control Control
@@ -116,6 +129,12 @@ type runner struct {
 	skipped map[string]bool
 	// gates is what the run's gates remember (baseline.go).
 	gates *gateMemory
+	// reviews numbers the reviewer runs of iteration reviewIter, for their
+	// transcripts (review.go).
+	reviews, reviewIter int
+	// trailers are the evidence of the task accepted in this iteration,
+	// for its commit (verify.go).
+	trailers string
 	// template is the embedded prompt template, parsed at its first use.
 	template *prompt.Template
 	// writer writes state.json (save.go).
@@ -141,6 +160,9 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 	}
 	if len(opts.Strategies) == 0 {
 		opts.Strategies = completion.DefaultStrategies()
+	}
+	if opts.Guard != "" && opts.Guard != GuardWarn && opts.Guard != GuardStrict && opts.Guard != GuardOff {
+		return nil, fmt.Errorf("guard %q: want warn, strict or off", opts.Guard)
 	}
 	if opts.CommitTemplate == "" {
 		opts.CommitTemplate = config.DefaultCommitTemplate

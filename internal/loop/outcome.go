@@ -14,6 +14,14 @@ const (
 	OutcomeTaskFailed     = "task_failed"
 	OutcomePrematureClaim = "premature_claim"
 	OutcomeGateFailed     = "gate_failed"
+	// OutcomeGuardRejected: with guard = "strict", the tamper guard found
+	// changes that weaken the checks in the task's diff.
+	OutcomeGuardRejected = "guard_rejected"
+	// OutcomeReviewRejected: the reviewer said REVISE.
+	OutcomeReviewRejected = "review_rejected"
+	// OutcomeReviewFailed: no reviewer gave a verdict within
+	// review.max-attempts (no marker, timeout, crash).
+	OutcomeReviewFailed   = "review_failed"
 	OutcomeTimeout        = "timeout"
 	OutcomeIdleTimeout    = "idle_timeout"
 	OutcomeRateLimited    = "rate_limited"
@@ -27,7 +35,8 @@ const (
 // fault, so those do not count.
 func CountsAsAttempt(outcome string) bool {
 	switch outcome {
-	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout:
+	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout,
+		OutcomeGuardRejected, OutcomeReviewRejected, OutcomeReviewFailed:
 		return true
 	}
 	return false

@@ -153,6 +153,8 @@ type result struct {
 	err     error
 	totals  state.Totals
 	gate    *mergeGate
+	// startTree is the task's start as the worker left it (verify.go).
+	startTree string
 }
 
 func (p *parallelRun) iterate(ctx context.Context) error {
@@ -250,7 +252,8 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		started++
 		go func() {
 			it, err := w.runIteration(ctx, t)
-			results <- result{slot: slot, n: n, t: t, it: it, err: err, totals: w.st.Totals, gate: gate}
+			results <- result{slot: slot, n: n, t: t, it: it, err: err, totals: w.st.Totals, gate: gate,
+				startTree: w.st.Tasks[t.ID].StartTree}
 		}()
 	}
 	return started, nil
@@ -261,6 +264,10 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 func (p *parallelRun) finished(ctx context.Context, res result) error {
 	r := p.r
 	r.st.Totals.Add(res.totals)
+	if ts, ok := r.st.Tasks[res.t.ID]; ok || res.startTree != "" {
+		ts.StartTree = res.startTree
+		r.st.Tasks[res.t.ID] = ts
+	}
 	switch {
 	case res.gate.merged:
 		p.drop(ctx, res.t.ID, true)
@@ -315,6 +322,8 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 	}
 	deps := r.deps
 	deps.Repo = &worktreeRepo{Repo: tr.repo, gate: gate}
+	// The guard and the reviewer read the task's work in its worktree.
+	deps.Trees, _ = tr.repo.(Trees)
 	deps.Gate = gate
 	deps.Plan = &worktreePlan{main: r.deps.Plan, tr: tr}
 	deps.Store = workerStore{r.deps.Store}
@@ -465,6 +474,7 @@ func (p *parallelRun) merge(ctx context.Context, g *mergeGate, t task.Task) (ok 
 	if err != nil {
 		return false, "", err
 	}
+	msg = withTrailers(msg, g.w.trailers)
 	if _, err := g.tr.repo.Commit(ctx, msg); err != nil {
 		return false, fmt.Sprintf("the commit on %s failed: %v", g.tr.branch, err), nil
 	}
@@ -508,8 +518,9 @@ func (p *parallelRun) keep(ctx context.Context, id, branch string) (string, erro
 	return name, p.par.Worktrees.RenameBranch(ctx, branch, name)
 }
 
-// mergeGate is a worker's Gate: the project's gates in the worktree, then
-// the merge into the run branch, the last gate a task passes.
+// mergeGate is a worker's Gate: the project's gates in the worktree, and
+// as the last step a task passes, after the guard and the reviewer, the
+// merge into the run branch (land).
 type mergeGate struct {
 	p    *parallelRun
 	w    *runner
@@ -523,10 +534,13 @@ type mergeGate struct {
 
 func (g *mergeGate) Check(ctx context.Context, t task.Task) (bool, string, error) {
 	if g.gate != nil {
-		if ok, output, err := g.gate.Check(ctx, t); err != nil || !ok {
-			return ok, output, err
-		}
+		return g.gate.Check(ctx, t)
 	}
+	return true, "", nil
+}
+
+// land merges the task's work into the run branch.
+func (g *mergeGate) land(ctx context.Context, t task.Task) (bool, string, error) {
 	return g.p.merge(ctx, g, t)
 }
 

@@ -119,17 +119,9 @@ func (r *runner) checkStuck(it iteration) error {
 // agent did not say when.
 func (r *runner) waitForLimit(ctx context.Context, it iteration) error {
 	r.limitWaits++
-	now := r.deps.Now()
-	until := it.result.ResetAt
-	if until.IsZero() || !until.After(now) {
-		until = now.Add(backoff(limitBase, limitCap, r.limitWaits))
-	}
-	// Jitter in proportion to the wait: seconds after a long wait, a
-	// fraction of a second after a short one.
-	until = until.Add(r.deps.Jitter(min(limitJitter, until.Sub(now)/10)))
-	if r.opts.MaxWait > 0 && until.Sub(now) > r.opts.MaxWait {
-		return fmt.Errorf("%w: usage limit resets at %s, %s away, beyond --max-wait %s (%s)",
-			ErrLimit, until.Format(time.RFC3339), until.Sub(now).Round(time.Second), r.opts.MaxWait, it.errText)
+	until, err := r.limitUntil(it.result.ResetAt, it.errText)
+	if err != nil {
+		return err
 	}
 	return r.wait(ctx, until, "usage limit: "+it.errText)
 }

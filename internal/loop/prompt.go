@@ -30,7 +30,8 @@ func (r *runner) loadAttempts() error {
 	}
 	for _, rec := range recs {
 		if CountsAsAttempt(rec.Outcome) {
-			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: rec.Outcome, Error: rec.Error})
+			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: rec.Outcome, Error: rec.Error,
+				Output: recordedFindings(rec)})
 		}
 	}
 	return nil

@@ -248,6 +248,12 @@ func explain(outcome string) string {
 		return "the agent claimed the plan complete while tasks were still open"
 	case "gate_failed":
 		return "the agent claimed done but ralph's quality checks failed"
+	case "guard_rejected":
+		return "the agent claimed done but its changes weaken the project's checks"
+	case "review_rejected":
+		return "the agent claimed done but the reviewer asked for changes"
+	case "review_failed":
+		return "the agent claimed done but no reviewer gave a verdict"
 	case "timeout":
 		return "the iteration ran out of time and was stopped"
 	case "idle_timeout":

@@ -63,6 +63,12 @@ type Record struct {
 	FilesChanged       int       `json:"files_changed"`
 	Commit             string    `json:"commit"`
 	Error              string    `json:"error"`
+	// The evidence of a done claim: the gates that ran on it, what the
+	// tamper guard found in the task's diff, and the reviewer's verdict
+	// (evidence.go). Absent where the step did not run.
+	Gates  []GateRun       `json:"gates,omitempty"`
+	Guard  *GuardEvidence  `json:"guard,omitempty"`
+	Review *ReviewEvidence `json:"review,omitempty"`
 }
 
 // Totals add up a run's iterations.
@@ -83,6 +89,10 @@ type TaskState struct {
 	Attempts  int    `json:"attempts"`
 	Failed    bool   `json:"failed,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// StartTree is the working tree (a tree id) when the task's first
+	// attempt started: the tamper guard and the reviewer read the diff
+	// from there. Cleared once the task is done.
+	StartTree string `json:"start_tree,omitempty"`
 }
 
 // State is state.json.
@@ -121,9 +131,14 @@ func (t *Totals) Add(d Totals) {
 	t.DurationMS += d.DurationMS
 }
 
-// AddRecord adds one iteration's tokens, cost and time, and the tasks it
-// finished. Iterations are counted when they start, not here.
+// AddRecord adds one iteration's tokens, cost and time, its reviewer's
+// included, and the tasks it finished. Iterations are counted when they
+// start, not here.
 func (t *Totals) AddRecord(r Record, tasksDone int) {
 	t.Add(Totals{TasksDone: tasksDone, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS})
+	if v := r.Review; v != nil {
+		t.Add(Totals{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, CacheReadTokens: v.CacheReadTokens,
+			CacheWriteTokens: v.CacheWriteTokens, CostUSD: v.CostUSD})
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // PlainOptions configure the line renderer.
@@ -78,6 +79,8 @@ func (p *Plain) Handle(e loop.Event) {
 			e.Until.Local().Format("15:04:05"), e.Until.Sub(e.Time).Round(time.Second), e.Message)
 	case loop.EventWarning:
 		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "! warning:"), e.Message)
+	case loop.EventReview:
+		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiDim, "⌕"), e.Message)
 	case loop.EventPaused:
 		fmt.Fprintf(p.w, "%s %s\n", p.color(ansiYellow, "‖ paused"), e.Message)
 	case loop.EventResumed:
@@ -111,7 +114,8 @@ func (p *Plain) ended(e loop.Event) {
 	switch r.Outcome {
 	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
 		mark = p.color(ansiGreen, "✓")
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed:
+	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed,
+		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
 		mark = p.color(ansiRed, "✗")
 	}
 	parts := []string{fmt.Sprintf("%s %s", mark, r.Outcome), (time.Duration(r.DurationMS) * time.Millisecond).String()}
@@ -127,11 +131,25 @@ func (p *Plain) ended(e loop.Event) {
 	if r.Commit != "" {
 		parts = append(parts, "commit "+r.Commit[:min(7, len(r.Commit))])
 	}
+	parts = append(parts, evidenceParts(r)...)
 	line := "  " + strings.Join(parts, " · ")
 	if r.Error != "" {
 		line += ": " + oneLine(r.Error, 200)
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// evidenceParts say what checked a claim beyond the gates: the guard's
+// findings, when it found some, and the reviewer's verdict.
+func evidenceParts(r *state.Record) []string {
+	var parts []string
+	if g := r.Guard; g != nil && (len(g.Findings) > 0 || g.Error != "") {
+		parts = append(parts, "guard: "+state.GuardLine(g))
+	}
+	if v := r.Review; v != nil {
+		parts = append(parts, "review "+state.ReviewLine(v))
+	}
+	return parts
 }
 
 // Close does nothing: run_ended already said how the run ended.

@@ -397,6 +397,8 @@ func (m *model) apply(e loop.Event) {
 		m.add(actWarning, "◔ waiting: "+e.Message)
 	case loop.EventWarning:
 		m.add(actWarning, "! "+e.Message)
+	case loop.EventReview:
+		m.add(actInfo, "⌕ "+e.Message)
 	case loop.EventPaused:
 		m.phase = phasePaused
 		m.add(actInfo, "paused: press p to resume")
@@ -505,7 +507,8 @@ func (m *model) iterationEnded(e loop.Event) {
 				}
 			}
 		}
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout:
+	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout,
+		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
 		kind = actOutcomeBad
 	}
 	if kind != actOutcomeGood {
@@ -523,6 +526,7 @@ func (m *model) iterationEnded(e loop.Event) {
 	if r.Commit != "" {
 		parts = append(parts, "commit "+r.Commit[:min(7, len(r.Commit))])
 	}
+	parts = append(parts, evidenceParts(r)...)
 	line := strings.Join(parts, " · ")
 	if r.Error != "" {
 		line += ": " + oneLine(r.Error, 300)
@@ -534,7 +538,8 @@ func outcomeMark(outcome string) string {
 	switch outcome {
 	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
 		return "✓"
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout:
+	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout,
+		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
 		return "✗"
 	}
 	return "•"

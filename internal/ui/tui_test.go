@@ -513,3 +513,21 @@ func TestTUIRendererShowsEventsAndSummarizes(t *testing.T) {
 		t.Errorf("summary:\n%s", s)
 	}
 }
+
+// An iteration's line shows what checked the claim: the reviewer's
+// verdict and who gave it, the guard's findings when there are some.
+func TestIterationLineShowsTheVerdict(t *testing.T) {
+	t.Parallel()
+	ended := ev(loop.EventIterationEnded, 10*time.Second)
+	ended.Task = &loop.TaskRef{ID: "DEMO-1"}
+	ended.Record = &state.Record{TaskID: "DEMO-1", Outcome: loop.OutcomeReviewRejected, DurationMS: 1000,
+		Guard:  &state.GuardEvidence{Mode: "warn", Findings: []state.GuardFinding{{Rule: "skip-added", File: "a_test.go", Line: 3}}, Blocking: 1},
+		Review: &state.ReviewEvidence{Verdict: "REVISE", Agent: "codex", Model: "o3"}}
+	m := feed(t, newTestModel(&fakeControl{}, 160, 30), ev(loop.EventRunStarted, 0), ended)
+	view := m.render()
+	for _, want := range []string{"✗ review_rejected", "guard: 1 finding", "review REVISE by codex/o3"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the view lacks %q:\n%s", want, view)
+		}
+	}
+}

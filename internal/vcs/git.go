@@ -48,6 +48,12 @@ type Git struct {
 	// pending holds the files whose content changed in the private index
 	// since the last Changes.
 	pending map[string]bool
+	// tree is the id of the private index's tree as its last write-tree
+	// wrote it; "" once a scan has changed the index since.
+	tree string
+	// scanned: the private index has been brought up to date at least
+	// once by this Git.
+	scanned bool
 	// commits counts Commit calls.
 	commits atomic.Int64
 }
@@ -117,11 +123,36 @@ func (g *Git) Snapshot(ctx context.Context) (string, error) {
 	if err := g.scan(ctx); err != nil {
 		return "", err
 	}
+	return g.writeTree(ctx)
+}
+
+// Seen returns the id of the tree the last look at the working tree saw
+// (Changes or Snapshot), without looking again: for when nothing but ralph
+// itself can have run since. Before any look it is Snapshot.
+func (g *Git) Seen(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.scanned {
+		if err := g.scan(ctx); err != nil {
+			return "", err
+		}
+	}
+	return g.writeTree(ctx)
+}
+
+// writeTree writes the private index as a tree, or returns the id the
+// last write-tree gave when no scan has changed the index since; g.mu is
+// held.
+func (g *Git) writeTree(ctx context.Context) (string, error) {
+	if g.tree != "" {
+		return g.tree, nil
+	}
 	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.private}, "write-tree")
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	g.tree = strings.TrimSpace(out)
+	return g.tree, nil
 }
 
 // Changes implements Repo: one git process when .ralph/ is ignored, as
@@ -172,6 +203,10 @@ func (g *Git) scanOnce(ctx context.Context) error {
 	changed, err := g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh)
 	if err != nil {
 		return err
+	}
+	g.scanned = true
+	if len(changed) > 0 || fresh {
+		g.tree = ""
 	}
 	if len(changed) > 0 && g.pending == nil {
 		g.pending = map[string]bool{}

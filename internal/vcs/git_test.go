@@ -439,3 +439,41 @@ func TestOpenFromASubdirectory(t *testing.T) {
 		t.Errorf("Changes = %v, %v", got, err)
 	}
 }
+
+func TestSeenIsTheLastLook(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	first, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change nobody looked at yet is not in what the last look saw.
+	write(t, filepath.Join(dir, "a.txt"), "a")
+	if seen, err := g.Seen(ctx); err != nil || seen != first {
+		t.Errorf("Seen before a look = %q, %v; want the last snapshot %q", seen, err, first)
+	}
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := g.Seen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == first {
+		t.Fatal("Seen after a look that found a.txt is still the tree before it")
+	}
+	// With no git to run, Seen still answers: the look's tree is kept.
+	env := g.Env
+	g.Env = append(slices.Clone(env), "PATH="+t.TempDir())
+	if again, err := g.Seen(ctx); err != nil || again != seen {
+		t.Errorf("Seen with nothing new = %q, %v; want %q without running git", again, err, seen)
+	}
+	if _, err := g.Snapshot(ctx); err == nil {
+		t.Fatal("Snapshot ran git with a PATH that has none: the test proves nothing")
+	}
+	g.Env = env
+	if snap, err := g.Snapshot(ctx); err != nil || snap != seen {
+		t.Errorf("Snapshot = %q, %v; want the tree Seen named, %q", snap, err, seen)
+	}
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/vcs"
+)
+
+// verifyOptions maps the guard and [review] settings onto the loop's
+// options: the guard's mode and the configuration files it watches, and
+// the reviewers' settings with the review template's text.
+func verifyOptions(f *Factory, dir string, cfg config.Config, o *loop.Options) error {
+	o.Guard = cfg.Guard
+	o.Review = loop.ReviewOptions{
+		When: cfg.Review.When, Model: cfg.Review.Model, MaxAttempts: cfg.Review.MaxAttempts,
+		Timeout: cfg.Review.Timeout.D(), Focus: cfg.Review.Focus, Rounds: cfg.Review.Rounds,
+	}
+	if cfg.Review.Prompt != "" {
+		path := cfg.Review.Prompt
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("review.prompt: %w", err)
+		}
+		o.Review.Prompt, o.Review.PromptName = string(b), cfg.Review.Prompt
+	}
+	o.GuardConfigFiles = []string{filepath.Join(dir, "ralph.toml")}
+	if f.ConfigFile != "" {
+		o.GuardConfigFiles = append(o.GuardConfigFiles, f.ConfigFile)
+	}
+	return nil
+}
+
+// guardPaths makes the guard's configuration files relative to the top of
+// the repository, as the guard names files; those outside it are dropped.
+func guardPaths(root string, files []string) []string {
+	out := []string{}
+	for _, p := range files {
+		if !filepath.IsAbs(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+		}
+		if rel, err := state.RepoPath(root, p); err == nil {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// newReviewer builds the reviewer's agent: review.agent with its own
+// [agents.NAME] overrides, the run's agent when review.agent is empty;
+// nil when no reviewer runs.
+func newReviewer(f *Factory, cfg config.Config) (loop.Agent, error) {
+	if cfg.Review.When == "" || cfg.Review.When == loop.ReviewOff {
+		return nil, nil
+	}
+	rc := cfg
+	if cfg.Review.Agent != "" {
+		rc.Agent = cfg.Review.Agent
+	}
+	ag, err := newAgent(f, rc)
+	if err != nil {
+		return nil, fmt.Errorf("review.agent: %w", err)
+	}
+	return ag, nil
+}
+
+// treesDep is the repository as the loop's Trees: git only (Sapling has
+// no tree ids to diff); nil otherwise.
+func treesDep(repo vcs.Repo) loop.Trees {
+	if g, ok := repo.(*vcs.Git); ok {
+		return g
+	}
+	return nil
+}
