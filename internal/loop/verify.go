@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ralph-loop/ralph/internal/guard"
 	"github.com/ralph-loop/ralph/internal/prompt"
@@ -135,40 +136,59 @@ func (r *runner) readClaim(ctx context.Context, t task.Task, ids []string) *clai
 	if cl.from == "" {
 		cl.from = r.st.Tasks[t.ID].StartTree
 	}
-	to, err := r.lookAtClaim(ctx, cl)
-	if err != nil {
-		cl.err = err
-		return cl
-	}
-	cl.to = to
-	if cl.from == "" {
-		cl.err = fmt.Errorf("the tree the task started from is unknown")
-		return cl
-	}
 	var exclude []string
 	if r.opts.Ownership == OwnerRunner {
 		// The runner's own edits of the plan (marks, the iteration log)
 		// are not the agent's work; the agent's are put back.
 		exclude = []string{r.deps.Plan.Plan().Path}
 	}
+	if !r.lookAtClaim(ctx, cl) {
+		to, err := r.deps.Trees.Snapshot(ctx)
+		if err != nil {
+			cl.err = err
+			return cl
+		}
+		cl.to = to
+	}
+	if cl.from == "" {
+		if cl.looked {
+			cl.to, _ = r.deps.Trees.Seen(ctx)
+		}
+		cl.err = fmt.Errorf("the tree the task started from is unknown")
+		return cl
+	}
+	if cl.looked {
+		// The look's tree id and its diff from the start, side by side:
+		// the diff reads the look's index, no written tree needed.
+		var wg sync.WaitGroup
+		var terr error
+		wg.Go(func() { cl.to, terr = r.deps.Trees.Seen(ctx) })
+		cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, "", exclude)
+		wg.Wait()
+		if terr != nil {
+			cl.diff, cl.err = nil, terr
+		}
+		return cl
+	}
 	cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, cl.to, exclude)
 	return cl
 }
 
-// lookAtClaim snapshots the tree a claim leaves. When the repository and
-// Trees are one git working tree, the snapshot is the iteration's look
-// (Changes, then the tree it saw), which settle then reuses: one scan of
-// the tree per iteration, not two.
-func (r *runner) lookAtClaim(ctx context.Context, cl *claim) (string, error) {
+// lookAtClaim makes the iteration's look at the tree (Changes) the
+// claim's, when the repository and Trees are one git working tree and
+// the look's baseline is the tree the agent started from: settle then
+// reuses it, and the claim's tree is the one the look saw (Seen). It
+// returns false when the claim needs a snapshot of its own.
+func (r *runner) lookAtClaim(ctx context.Context, cl *claim) bool {
 	if r.deps.Repo == nil || any(r.deps.Repo) != any(r.deps.Trees) || !r.treeSeen {
-		return r.deps.Trees.Snapshot(ctx)
+		return false
 	}
 	changes, err := r.deps.Repo.Changes(ctx)
 	if err != nil {
-		return "", err
+		return false
 	}
 	cl.looked, cl.changes = true, changes
-	return r.deps.Trees.Seen(ctx)
+	return true
 }
 
 // runGuard reads the claim's diff for changes that weaken the checks. It

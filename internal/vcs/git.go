@@ -54,6 +54,9 @@ type Git struct {
 	// scanned: the private index has been brought up to date at least
 	// once by this Git.
 	scanned bool
+	// gitDir and commonDir are the git directory (per worktree) and the
+	// one its worktrees share; "" when unknown.
+	gitDir, commonDir string
 	// commits counts Commit calls.
 	commits atomic.Int64
 }
@@ -68,7 +71,8 @@ const privateIndex = "ralph-index"
 // Open finds the git working tree that contains dir.
 func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g := &Git{Root: dir, Env: env}
-	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-path", "index", "--git-path", privateIndex)
+	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-path", "index", "--git-path", privateIndex,
+		"--git-dir", "--git-common-dir")
 	if err != nil {
 		if _, lookErr := proc.LookPath("git", "", environ(env)); lookErr != nil {
 			return nil, fmt.Errorf("git is not installed: %w", lookErr)
@@ -76,12 +80,13 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 5 {
 		return nil, fmt.Errorf("git rev-parse --show-toplevel: unexpected output %q", out)
 	}
 	g.Root = lines[0]
-	// --git-path answers relative to where git ran.
+	// --git-path and --git-dir answer relative to where git ran.
 	g.index, g.private = absIn(dir, lines[1]), absIn(dir, lines[2])
+	g.gitDir, g.commonDir = absIn(dir, lines[3]), absIn(dir, lines[4])
 	return g, nil
 }
 
@@ -297,11 +302,58 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 		}
 		return "", err
 	}
+	if hash := g.headRef(); hash != "" {
+		return hash, nil
+	}
 	out, err := g.run(ctx, nil, "rev-parse", "HEAD")
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// headRef reads the commit HEAD names from the files git just wrote, a
+// process saved per commit: HEAD, and the loose ref it points to, which a
+// commit always writes with the files backend. Anything else (reftable, a
+// packed ref, a symbolic ref to a symbolic ref) answers "", and the caller
+// asks git.
+func (g *Git) headRef() string {
+	if g.gitDir == "" {
+		return ""
+	}
+	head, err := os.ReadFile(filepath.Join(g.gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	line := strings.TrimSpace(string(head))
+	ref, symbolic := strings.CutPrefix(line, "ref: ")
+	if !symbolic {
+		return objectID(line)
+	}
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return ""
+	}
+	for _, dir := range []string{g.gitDir, g.commonDir} {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref)))
+		if err == nil {
+			return objectID(strings.TrimSpace(string(b)))
+		}
+	}
+	return ""
+}
+
+// objectID returns s when it is a full object name (SHA-1 or SHA-256 in
+// hex), "" otherwise.
+func objectID(s string) string {
+	if len(s) != 40 && len(s) != 64 {
+		return ""
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	return s
 }
 
 // stagedChanges reports whether the index differs from HEAD (or, when it

@@ -477,3 +477,34 @@ func TestSeenIsTheLastLook(t *testing.T) {
 		t.Errorf("Snapshot = %q, %v; want the tree Seen named, %q", snap, err, seen)
 	}
 }
+
+// TestCommitHashIsHEAD: the hash Commit reads from git's files is the one
+// git names, on a branch, in a linked worktree (HEAD there, the branch in
+// the shared directory) and on a detached HEAD.
+func TestCommitHashIsHEAD(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, _ := repo(t)
+	wt, err := g.AddWorktree(ctx, filepath.Join(t.TempDir(), "wt"), "ralph/task/X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, r *Git) {
+		t.Helper()
+		write(t, filepath.Join(r.Root, name+".txt"), name)
+		hash, err := r.Commit(ctx, "feat: "+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := git(t, r, "rev-parse", "HEAD"); hash != want {
+			t.Errorf("%s: Commit = %q, git rev-parse HEAD = %q", name, hash, want)
+		}
+		if r.headRef() != hash {
+			t.Errorf("%s: headRef = %q, want %q read from git's files", name, r.headRef(), hash)
+		}
+	}
+	check("branch", g)
+	check("worktree", wt)
+	git(t, g, "checkout", "-q", "--detach")
+	check("detached", g)
+}

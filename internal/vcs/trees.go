@@ -20,16 +20,33 @@ import (
 // user's configuration says, no external diff driver and no textconv, so
 // that it reads the same everywhere. exclude are files, absolute or
 // relative to the top of the working tree, left out of it.
+//
+// An empty to is the tree the last look saw (Changes or Snapshot): the
+// private index is read as it is, so the diff needs no tree written first
+// and may run beside Seen, though not beside a look.
 func (g *Git) Diff(ctx context.Context, from, to string, exclude []string) ([]byte, error) {
-	args := []string{"diff", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv",
-		"--src-prefix=a/", "--dst-prefix=b/", "-U3", from, to, "--"}
+	flags := []string{"--no-color", "--no-renames", "--no-ext-diff", "--no-textconv",
+		"--src-prefix=a/", "--dst-prefix=b/", "-U3"}
+	var args, env []string
+	if to == "" {
+		g.mu.Lock()
+		private := g.private
+		g.mu.Unlock()
+		if private == "" {
+			return nil, errors.New("diff against the last look: no look yet")
+		}
+		env = []string{"GIT_INDEX_FILE=" + private, "GIT_OPTIONAL_LOCKS=0"}
+		args = append(append([]string{"diff-index", "--cached", "-p"}, flags...), from, "--")
+	} else {
+		args = append(append([]string{"diff"}, flags...), from, to, "--")
+	}
 	// Exclusions alone mean everything else.
 	for _, p := range exclude {
 		if rel, ok := g.repoPath(p); ok {
 			args = append(args, ":(top,exclude,literal)"+rel)
 		}
 	}
-	return g.output(ctx, nil, nil, args...)
+	return g.output(ctx, env, nil, args...)
 }
 
 // Files returns the content of each path (relative to the top of the

@@ -18,7 +18,8 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 	if _, err := g.run(ctx, nil, "worktree", "add", "-q", "-b", branch, dir, "HEAD"); err != nil {
 		return nil, err
 	}
-	return &Git{Root: dir, Env: g.Env}, nil
+	// Open learns the worktree's own git directory and index.
+	return Open(ctx, dir, g.Env)
 }
 
 // RemoveWorktree removes the worktree at dir with whatever it holds, and
