@@ -409,7 +409,7 @@ func firstLine(s string) string {
 func outcomes(recs []state.Record) []string {
 	var out []string
 	for _, r := range recs {
-		out = append(out, r.Outcome)
+		out = append(out, string(r.Outcome))
 	}
 	return out
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
@@ -101,16 +100,16 @@ func truncate(s string, n int) string {
 // receipt is what one task cost over every iteration that ran it, its
 // reviewers included, and the evidence it was done on.
 type receipt struct {
-	TaskID           string  `json:"task_id"`
-	Iterations       int     `json:"iterations"`
-	Attempts         int     `json:"attempts"`
-	LastOutcome      string  `json:"last_outcome"`
-	DurationMS       int64   `json:"duration_ms"`
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
+	TaskID           string        `json:"task_id"`
+	Iterations       int           `json:"iterations"`
+	Attempts         int           `json:"attempts"`
+	LastOutcome      state.Outcome `json:"last_outcome"`
+	DurationMS       int64         `json:"duration_ms"`
+	InputTokens      int64         `json:"input_tokens"`
+	OutputTokens     int64         `json:"output_tokens"`
+	CacheReadTokens  int64         `json:"cache_read_tokens"`
+	CacheWriteTokens int64         `json:"cache_write_tokens"`
+	CostUSD          float64       `json:"cost_usd"`
 	// Reviews counts the reviewer runs over all its iterations.
 	Reviews int `json:"reviews,omitempty"`
 	// The evidence of the iteration that finished the task: its gates,
@@ -163,7 +162,7 @@ func receipts(recs []state.Record) []receipt {
 		}
 		t := &out[i]
 		t.Iterations++
-		if loop.CountsAsAttempt(r.Outcome) {
+		if r.Outcome.CountsAsAttempt() {
 			t.Attempts++
 		}
 		t.LastOutcome = r.Outcome
@@ -181,7 +180,7 @@ func receipts(recs []state.Record) []receipt {
 			t.CacheWriteTokens += v.CacheWriteTokens
 			t.CostUSD += v.CostUSD
 		}
-		if r.Outcome == loop.OutcomeTaskDone || r.Outcome == loop.OutcomePlanDone {
+		if r.Outcome == state.OutcomeTaskDone || r.Outcome == state.OutcomePlanDone {
 			t.Gates, t.Guard, t.Review = r.Gates, r.Guard, r.Review
 		}
 	}

@@ -161,7 +161,7 @@ func (v *logView) header(rec state.Record, found bool, st state.State) string {
 		}
 		parts = append(parts, agentName, "running")
 	} else {
-		parts = append(parts, rec.TaskID, agentName, rec.Outcome)
+		parts = append(parts, rec.TaskID, agentName, string(rec.Outcome))
 	}
 	parts = slices.DeleteFunc(append(parts, "run "+v.runID), func(s string) bool { return s == "" })
 	return "── " + strings.Join(parts, " · ") + " ──"
@@ -199,7 +199,7 @@ func (v *logView) verdict(rec state.Record, found bool, res agent.Result) error 
 	if !found {
 		return nil
 	}
-	line := "── " + rec.Outcome
+	line := "── " + string(rec.Outcome)
 	if rec.Commit != "" {
 		line += " · commit " + rec.Commit[:min(7, len(rec.Commit))]
 	}

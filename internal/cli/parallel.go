@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
@@ -20,7 +21,7 @@ func checkParallel(cfg config.Config) error {
 		return nil
 	}
 	switch {
-	case cfg.Ownership == loop.OwnerAgent:
+	case task.Ownership(cfg.Ownership) == task.OwnerAgent:
 		return usageError(errors.New("--parallel needs --ownership runner: agents that pick their own tasks would collide"))
 	case cfg.NoCommit:
 		return usageError(errors.New("--parallel merges each task's commit into the run branch: drop --no-commit"))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
-	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // The README's reference tables are checked against the code they
@@ -278,7 +278,7 @@ func constants(t *testing.T, path, prefix string) map[string]string {
 
 func TestReadmeOutcomes(t *testing.T) {
 	t.Parallel()
-	outcomes := constants(t, filepath.Join("..", "loop", "outcome.go"), "Outcome")
+	outcomes := constants(t, filepath.Join("..", "state", "outcome.go"), "Outcome")
 	seen := map[string]bool{}
 	for _, row := range mdTable(t, readme(t), "## How an iteration is judged") {
 		if len(row) != 3 {
@@ -288,15 +288,15 @@ func TestReadmeOutcomes(t *testing.T) {
 		o := strings.Trim(row[0], "`")
 		seen[o] = true
 		if _, ok := outcomes[o]; !ok {
-			t.Errorf("README.md documents outcome %q, which internal/loop/outcome.go does not have", o)
+			t.Errorf("README.md documents outcome %q, which internal/state/outcome.go does not have", o)
 			continue
 		}
 		attempt := strings.HasPrefix(row[2], "yes")
 		if !attempt && !strings.HasPrefix(row[2], "no") {
 			t.Errorf("README.md: outcome %s: attempt %q, want yes or no", o, row[2])
 		}
-		if attempt != loop.CountsAsAttempt(o) {
-			t.Errorf("README.md: outcome %s: attempt %q, the loop's CountsAsAttempt is %v", o, row[2], loop.CountsAsAttempt(o))
+		if counts := state.Outcome(o).CountsAsAttempt(); attempt != counts {
+			t.Errorf("README.md: outcome %s: attempt %q, state's CountsAsAttempt is %v", o, row[2], counts)
 		}
 	}
 	for o, name := range outcomes {

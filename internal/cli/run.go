@@ -298,7 +298,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		return loop.Options{}, err
 	}
 	o := loop.Options{
-		Dir: dir, Model: cfg.Model, Ownership: cfg.Ownership,
+		Dir: dir, Model: cfg.Model, Ownership: task.Ownership(cfg.Ownership),
 		MaxIterations: cfg.MaxIterations, MaxAttempts: cfg.MaxAttempts,
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,

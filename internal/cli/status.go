@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
 )
@@ -130,7 +129,7 @@ func (e taskEvidence) line() string {
 func runEvidence(recs []state.Record, runID string) []taskEvidence {
 	var out []taskEvidence
 	for _, r := range recs {
-		if r.RunID != runID || (r.Outcome != loop.OutcomeTaskDone && r.Outcome != loop.OutcomePlanDone) {
+		if r.RunID != runID || (r.Outcome != state.OutcomeTaskDone && r.Outcome != state.OutcomePlanDone) {
 			continue
 		}
 		out = append(out, taskEvidence{TaskID: r.TaskID, Gates: r.Gates, Guard: r.Guard, Review: r.Review})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/task"
 )
 
 // KeyDoc documents one top-level key, for --help, the README and the
@@ -143,9 +145,11 @@ func fields() []field {
 			},
 			flag: runFlag("budget", "", "stop before an iteration once this many `USD` are spent (0: none)")},
 		{key: "ownership", ptr: func(c *Config) any { return &c.Ownership },
-			doc:   "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
-			check: func(c *Config) string { return oneOf(c.Ownership, []string{"runner", "agent"}) },
-			flag:  runFlag("ownership", "", "who marks tasks done: runner or agent")},
+			doc: "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
+			check: func(c *Config) string {
+				return oneOf(c.Ownership, []string{string(task.OwnerRunner), string(task.OwnerAgent)})
+			},
+			flag: runFlag("ownership", "", "who marks tasks done: runner or agent")},
 		{key: "completion", ptr: func(c *Config) any { return &c.Completion },
 			doc:   "completion strategies, tried in order: promise-tag, relaxed-tag, heuristic",
 			check: func(c *Config) string { return checkStrategies(c.Completion) },

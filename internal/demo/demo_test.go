@@ -53,7 +53,7 @@ func TestDemoRunsTheWholeLoop(t *testing.T) {
 	}
 	var outcomes []string
 	for _, r := range recs {
-		outcomes = append(outcomes, r.TaskID+":"+r.Outcome)
+		outcomes = append(outcomes, r.TaskID+":"+string(r.Outcome))
 		if r.Agent != "demo" {
 			t.Errorf("agent %q", r.Agent)
 		}

@@ -54,7 +54,7 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	switch {
 	case !r.opts.Commit:
 		files = count()
-	case r.opts.Ownership == OwnerRunner:
+	case r.opts.Ownership == task.OwnerRunner:
 		if len(c.doneIDs) > 0 {
 			hash, failed = r.commit(ctx, t, c.doneIDs)
 		}
@@ -138,7 +138,7 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (has
 		r.warn("commit failed; the task's state is kept and its changes stay uncommitted for the next commit: %v", err)
 		return "", true
 	}
-	if hash == "" && len(doneIDs) > 0 && r.opts.Ownership == OwnerRunner {
+	if hash == "" && len(doneIDs) > 0 && r.opts.Ownership == task.OwnerRunner {
 		// In agent ownership the agent may well have committed itself.
 		r.warn("nothing to commit for %s: no file changed, the plan file included", subject.ID)
 	}

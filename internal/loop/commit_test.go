@@ -39,18 +39,18 @@ func TestFilesChangedAreTheAgents(t *testing.T) {
 	const plan = "/p/prd.json"
 	tests := []struct {
 		name      string
-		ownership string
+		ownership task.Ownership
 		result    agent.Result
 		agentDoes func(f *fixture)
 		look      []string
 		want      int
 	}{
-		{name: "runner marks the plan", ownership: OwnerRunner, result: done(),
+		{name: "runner marks the plan", ownership: task.OwnerRunner, result: done(),
 			look: []string{"/p/a.go", plan}, want: 1},
-		{name: "agent edits the plan, runner puts it back", ownership: OwnerRunner,
+		{name: "agent edits the plan, runner puts it back", ownership: task.OwnerRunner,
 			result: agent.Result{FinalText: "not yet"}, agentDoes: func(f *fixture) { f.plan.modified = true }, want: 1},
-		{name: "nothing", ownership: OwnerRunner, result: agent.Result{FinalText: "not yet"}, want: 0},
-		{name: "agent ticks the plan", ownership: OwnerAgent, result: agent.Result{FinalText: "done"},
+		{name: "nothing", ownership: task.OwnerRunner, result: agent.Result{FinalText: "not yet"}, want: 0},
+		{name: "agent ticks the plan", ownership: task.OwnerAgent, result: agent.Result{FinalText: "done"},
 			agentDoes: func(f *fixture) { f.plan.modified = true; f.plan.p.Tasks[0].Status = task.StatusDone },
 			look:      []string{"/p/b.go", plan}, want: 2},
 	}

@@ -66,7 +66,7 @@ func (r *runner) recordCrashed(prev state.State) (string, error) {
 // written as it starts, the transcript as the agent speaks.
 func (r *runner) crashedRecord(prev state.State, n int, id string) state.Record {
 	rec := state.Record{RunID: prev.RunID, Iteration: n, TaskID: id, Agent: prev.Agent, Model: prev.Model,
-		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: OutcomeInterrupted,
+		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: state.OutcomeInterrupted,
 		Error: fmt.Sprintf("ralph stopped unexpectedly during this iteration (pid %d was killed or crashed, "+
 			"or the machine went down); recorded by the next run", prev.PID)}
 	if promptPath, outPath, err := r.deps.Store.IterationFiles(prev.RunID, n); err == nil {

@@ -22,7 +22,7 @@ func TestCrashedRunIsRecorded(t *testing.T) {
 	started := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	f.store.st = state.State{RunID: "dead-run", Status: state.StatusRunning, Agent: "claude", Model: "opus",
 		Iteration: 2, CurrentTask: "B", PID: 4242, UpdatedAt: started}
-	f.store.history = []state.Record{{RunID: "dead-run", Iteration: 1, TaskID: "A", Outcome: OutcomeNoMarker}}
+	f.store.history = []state.Record{{RunID: "dead-run", Iteration: 1, TaskID: "A", Outcome: state.OutcomeNoMarker}}
 	promptPath, outPath, _ := f.store.IterationFiles("dead-run", 2)
 	for path, at := range map[string]time.Time{promptPath: started, outPath: started.Add(90 * time.Second)} {
 		if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -38,7 +38,7 @@ func TestCrashedRunIsRecorded(t *testing.T) {
 	got := f.store.history[1]
 	want := state.Record{RunID: "dead-run", Iteration: 2, TaskID: "B", Agent: "claude", Model: "opus",
 		StartedAt: started, EndedAt: started.Add(90 * time.Second), DurationMS: 90_000, ExitCode: -1,
-		Outcome: OutcomeInterrupted, Error: got.Error}
+		Outcome: state.OutcomeInterrupted, Error: got.Error}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the dead run's line (-want +got):\n%s", diff)
 	}
@@ -74,7 +74,7 @@ func TestCrashedRunRecordedOnce(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, []string{"A"}, done())
 			f.store.st = tt.prev
-			f.store.history = []state.Record{{RunID: "r", Iteration: 1, TaskID: "A", Outcome: OutcomeInterrupted}}
+			f.store.history = []state.Record{{RunID: "r", Iteration: 1, TaskID: "A", Outcome: state.OutcomeInterrupted}}
 			if err := f.run(t); err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 
 // iteration is what one agent run came to.
 type iteration struct {
-	outcome string
+	outcome state.Outcome
 	result  agent.Result
 	errText string
 	// output is a gate's output tail, for the next prompt.
@@ -56,7 +56,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	}
 	r.seeTree(ctx)
 	var doneBefore map[string]bool // what the agent ticks: agent ownership only
-	if r.opts.Ownership == OwnerAgent {
+	if r.opts.Ownership == task.OwnerAgent {
 		doneBefore = doneSet(r.deps.Plan.Plan())
 	}
 	r.markStart(ctx, t)
@@ -95,7 +95,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.Strategy = string(it.match.Strategy)
 	}
 	it.ev.record(&rec)
-	if len(it.doneIDs) > 0 && r.opts.Ownership == OwnerAgent {
+	if len(it.doneIDs) > 0 && r.opts.Ownership == task.OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
 	r.recordInPlan(t, rec, it.doneIDs)
@@ -114,9 +114,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
 
 	switch it.outcome {
-	case OutcomeInterrupted:
+	case state.OutcomeInterrupted:
 		return it.iteration, ErrInterrupted
-	case OutcomeFatalError:
+	case state.OutcomeFatalError:
 		hint := "fix the agent's setup (`ralph doctor` checks it) and run again"
 		if strings.Contains(it.errText, "ralph doctor") {
 			hint = "then run again"
@@ -144,7 +144,7 @@ type classified struct {
 // plan: the one place that reads the Result.
 func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, res agent.Result, runErr error, doneBefore map[string]bool) classified {
 	c := classified{iteration: iteration{result: res}}
-	set := func(outcome, errText string) classified {
+	set := func(outcome state.Outcome, errText string) classified {
 		c.outcome, c.errText = outcome, errText
 		return c
 	}
@@ -154,22 +154,22 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 		if agent.IsNotFound(runErr) {
 			msg += " (is the agent installed and on PATH? `ralph doctor` checks)"
 		}
-		return set(OutcomeFatalError, msg)
+		return set(state.OutcomeFatalError, msg)
 	case res.Interrupted || ctx.Err() != nil:
-		return set(OutcomeInterrupted, "interrupted")
+		return set(state.OutcomeInterrupted, "interrupted")
 	case res.TimedOut:
-		return set(OutcomeTimeout, fmt.Sprintf("no result within --timeout %s", r.opts.Timeout))
+		return set(state.OutcomeTimeout, fmt.Sprintf("no result within --timeout %s", r.opts.Timeout))
 	case res.IdleTimedOut:
-		return set(OutcomeIdleTimeout, fmt.Sprintf("no output for --idle-timeout %s", r.opts.IdleTimeout))
+		return set(state.OutcomeIdleTimeout, fmt.Sprintf("no output for --idle-timeout %s", r.opts.IdleTimeout))
 	}
 	if res.IsError {
 		switch res.ErrorKind {
 		case agent.ErrorUsageLimit, agent.ErrorRateLimit:
-			return set(OutcomeRateLimited, res.ErrorText)
+			return set(state.OutcomeRateLimited, res.ErrorText)
 		case agent.ErrorTransient:
-			return set(OutcomeTransientError, res.ErrorText)
+			return set(state.OutcomeTransientError, res.ErrorText)
 		case agent.ErrorFatal:
-			return set(OutcomeFatalError, res.ErrorText)
+			return set(state.OutcomeFatalError, res.ErrorText)
 		}
 	}
 
@@ -180,7 +180,7 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 		in.Prompt = req.Prompt
 	}
 	c.match = completion.Detect(in, r.opts.Strategies)
-	if r.opts.Ownership == OwnerAgent {
+	if r.opts.Ownership == task.OwnerAgent {
 		return r.classifyAgentOwned(ctx, c, doneBefore)
 	}
 	return r.classifyRunnerOwned(ctx, c, t)
@@ -200,29 +200,29 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 	}
 	switch c.match.Marker {
 	case completion.TaskDone:
-		return r.accept(ctx, c, t, OutcomeTaskDone)
+		return r.accept(ctx, c, t, state.OutcomeTaskDone)
 	case completion.PlanDone:
 		if others := r.deps.Plan.Plan().Open() - 1; others > 0 {
-			c.outcome = OutcomePrematureClaim
+			c.outcome = state.OutcomePrematureClaim
 			c.errText = fmt.Sprintf("claimed the plan complete with %d other tasks open", others)
 			r.warn("premature claim: %s", c.errText)
 			return c
 		}
-		return r.accept(ctx, c, t, OutcomePlanDone)
+		return r.accept(ctx, c, t, state.OutcomePlanDone)
 	case completion.TaskFailed:
-		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
+		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
 		return c
 	}
 	if c.result.IsError {
-		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
+		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
 		return c
 	}
-	c.outcome, c.errText = OutcomeNoMarker, noMarkerText(c.result)
+	c.outcome, c.errText = state.OutcomeNoMarker, noMarkerText(c.result)
 	return c
 }
 
 // accept runs the gates, the guard and the reviewer, and marks t done.
-func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome string) classified {
+func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome state.Outcome) classified {
 	if failed, ok := r.gatesFail(ctx, t, &c); !ok {
 		return failed
 	}
@@ -233,7 +233,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 		return c
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
-		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
+		c.outcome, c.errText = state.OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
 	}
 	c.outcome = outcome
@@ -253,7 +253,7 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 	if err == nil && ok {
 		return *c, true
 	}
-	c.outcome = OutcomeGateFailed
+	c.outcome = state.OutcomeGateFailed
 	c.errText = "quality gates failed"
 	if err != nil {
 		c.errText += ": " + err.Error()
@@ -271,7 +271,7 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 		rerr := r.deps.Plan.Restore()
 		c.restored = rerr == nil
 		r.warn("the agent left %s invalid (%v); restored the last valid version (%v)", r.deps.Plan.Plan().Path, err, rerr)
-		c.outcome, c.errText = OutcomeTaskFailed, "the agent left the plan invalid: "+err.Error()
+		c.outcome, c.errText = state.OutcomeTaskFailed, "the agent left the plan invalid: "+err.Error()
 		return c
 	}
 	p := r.deps.Plan.Plan()
@@ -305,19 +305,19 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 	}
 	switch {
 	case c.match.Marker == completion.PlanDone && p.Open() == 0:
-		c.outcome = OutcomePlanDone
+		c.outcome = state.OutcomePlanDone
 	case c.match.Marker == completion.PlanDone:
-		c.outcome = OutcomePrematureClaim
+		c.outcome = state.OutcomePrematureClaim
 		c.errText = fmt.Sprintf("claimed the plan complete with %d tasks open", p.Open())
 		r.warn("premature claim: %s", c.errText)
 	case len(c.doneIDs) > 0:
-		c.outcome = OutcomeTaskDone
+		c.outcome = state.OutcomeTaskDone
 	case c.match.Marker == completion.TaskFailed:
-		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
+		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
 	case c.result.IsError:
-		c.outcome, c.errText = OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
+		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")
 	default:
-		c.outcome, c.errText = OutcomeNoMarker, "no task was marked done in the plan and no marker was given"
+		c.outcome, c.errText = state.OutcomeNoMarker, "no task was marked done in the plan and no marker was given"
 	}
 	return c
 }
@@ -333,7 +333,7 @@ func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
 		return
 	}
 	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
-		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: rec.Outcome, Error: rec.Error, Done: doneIDs})
+		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: string(rec.Outcome), Error: rec.Error, Done: doneIDs})
 	if err != nil {
 		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
 	}

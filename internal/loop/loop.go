@@ -14,17 +14,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
-// Ownership modes: who marks tasks done.
-const (
-	OwnerRunner = "runner"
-	OwnerAgent  = "agent"
-)
-
 // Options are the settings of one run.
 type Options struct {
 	Dir       string
 	Model     string
-	Ownership string
+	Ownership task.Ownership
 	// MaxIterations bounds agent invocations; 0 means no bound.
 	MaxIterations int
 	MaxAttempts   int
@@ -150,9 +144,9 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 		return nil, errors.New("loop: agent, plan and store are required")
 	}
 	if opts.Ownership == "" {
-		opts.Ownership = OwnerRunner
+		opts.Ownership = task.OwnerRunner
 	}
-	if opts.Ownership != OwnerRunner && opts.Ownership != OwnerAgent {
+	if opts.Ownership != task.OwnerRunner && opts.Ownership != task.OwnerAgent {
 		return nil, fmt.Errorf("ownership %q: want runner or agent", opts.Ownership)
 	}
 	if opts.MaxAttempts < 1 {
@@ -321,7 +315,7 @@ func (r *runner) checkBudget() error {
 func (r *runner) interruptedBetween(t task.Task) error {
 	now := r.deps.Now()
 	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Agent: r.deps.Agent.Name(),
-		Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: OutcomeInterrupted,
+		Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: state.OutcomeInterrupted,
 		Error: "interrupted while waiting; no agent was running"}
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return err
@@ -335,7 +329,7 @@ func (r *runner) afterOnce(it iteration) error {
 	if r.deps.Plan.Plan().Open() == 0 {
 		return nil
 	}
-	if it.outcome == OutcomeTaskDone || it.outcome == OutcomePlanDone {
+	if it.outcome == state.OutcomeTaskDone || it.outcome == state.OutcomePlanDone {
 		return nil
 	}
 	return fmt.Errorf("%w: --once: the iteration ended with %s", ErrLimit, it.outcome)

@@ -192,7 +192,7 @@ func (f *fixture) run(t *testing.T) error {
 func (f *fixture) outcomes() []string {
 	var out []string
 	for _, r := range f.store.history {
-		out = append(out, r.TaskID+":"+r.Outcome)
+		out = append(out, r.TaskID+":"+string(r.Outcome))
 	}
 	return out
 }
@@ -413,7 +413,7 @@ func TestRelaxedStrategyRecorded(t *testing.T) {
 	if err := f.run(t); err != nil {
 		t.Fatal(err)
 	}
-	if r := f.store.history[0]; r.Outcome != OutcomeTaskDone || r.Strategy != "relaxed-tag" {
+	if r := f.store.history[0]; r.Outcome != state.OutcomeTaskDone || r.Strategy != "relaxed-tag" {
 		t.Errorf("record = %s/%s", r.Outcome, r.Strategy)
 	}
 }
@@ -455,7 +455,7 @@ func TestTimedOutIterationThatChangedFilesIsProgress(t *testing.T) {
 		t.Fatalf("err = %v, want the no-progress breaker over iterations 4 to 5", err)
 	}
 	for i, r := range f.store.history {
-		if want := i < 3; (r.FilesChanged > 0) != want || r.Outcome != OutcomeTimeout {
+		if want := i < 3; (r.FilesChanged > 0) != want || r.Outcome != state.OutcomeTimeout {
 			t.Errorf("iteration %d: %s, %d files changed", r.Iteration, r.Outcome, r.FilesChanged)
 		}
 	}

@@ -97,7 +97,7 @@ func RunParallel(ctx context.Context, opts Options, deps Deps, par Parallel) err
 	switch {
 	case deps.Repo == nil || par.Worktrees == nil:
 		return errors.New("--parallel needs a git repository: each task works in a worktree of its own")
-	case r.opts.Ownership != OwnerRunner:
+	case r.opts.Ownership != task.OwnerRunner:
 		return errors.New("--parallel needs runner ownership: agents that pick their own tasks would collide")
 	case !r.opts.Commit:
 		return errors.New("--parallel merges each task's commit into the run branch: it cannot run with --no-commit")
@@ -165,7 +165,7 @@ func (p *parallelRun) iterate(ctx context.Context) error {
 	results := make(chan result, p.par.Workers)
 	running := map[string]int{} // task id → worker slot
 	var stop error
-	var outcomes []string // for --once
+	var outcomes []state.Outcome // for --once
 	started := false
 	for {
 		if stop == nil && ctx.Err() != nil {
@@ -298,12 +298,12 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 
 // afterOnce ends a --once run: success when every task it started was
 // finished.
-func (p *parallelRun) afterOnce(outcomes []string) error {
+func (p *parallelRun) afterOnce(outcomes []state.Outcome) error {
 	if p.r.deps.Plan.Plan().Open() == 0 {
 		return nil
 	}
 	for _, o := range outcomes {
-		if o != OutcomeTaskDone && o != OutcomePlanDone {
+		if o != state.OutcomeTaskDone && o != state.OutcomePlanDone {
 			return fmt.Errorf("%w: --once: an iteration ended with %s", ErrLimit, o)
 		}
 	}

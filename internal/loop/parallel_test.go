@@ -95,7 +95,7 @@ func (s *syncStore) outcomes() map[string][]string {
 	defer s.mu.Unlock()
 	m := map[string][]string{}
 	for _, r := range s.history {
-		m[r.TaskID] = append(m[r.TaskID], r.Outcome)
+		m[r.TaskID] = append(m[r.TaskID], string(r.Outcome))
 	}
 	return m
 }
@@ -328,7 +328,7 @@ func TestParallelRunsIndependentTasksAtOnce(t *testing.T) {
 	iters := map[int]bool{}
 	for _, r := range f.store.history {
 		iters[r.Iteration] = true
-		if r.Outcome != OutcomeTaskDone || len(r.Commit) != 40 {
+		if r.Outcome != state.OutcomeTaskDone || len(r.Commit) != 40 {
 			t.Errorf("history: %+v", r)
 		}
 	}
@@ -389,7 +389,7 @@ func TestParallelConflictRerunsOnNewHead(t *testing.T) {
 	}
 	var conflict state.Record
 	for _, r := range f.store.history {
-		if r.Outcome == OutcomeGateFailed {
+		if r.Outcome == state.OutcomeGateFailed {
 			conflict = r
 		}
 	}
@@ -461,7 +461,7 @@ func TestParallelRefusals(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"agent ownership", Options{Ownership: OwnerAgent, Commit: true}, "needs runner ownership"},
+		{"agent ownership", Options{Ownership: task.OwnerAgent, Commit: true}, "needs runner ownership"},
 		{"no commits", Options{}, "cannot run with --no-commit"},
 	} {
 		f := newParFixture(t, ids("A")...)

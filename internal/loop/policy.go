@@ -28,10 +28,10 @@ const (
 // failed tasks, waits and the stuck breaker.
 func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 	switch it.outcome {
-	case OutcomeRateLimited:
+	case state.OutcomeRateLimited:
 		r.transient = 0
 		return r.waitForLimit(ctx, it)
-	case OutcomeTransientError:
+	case state.OutcomeTransientError:
 		r.transient++
 		if r.transient <= maxTransientRetries {
 			d := backoff(transientBase, transientCap, r.transient) + r.deps.Jitter(transientBase)
@@ -46,7 +46,7 @@ func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 	}
 	r.transient = 0
 	r.limitWaits = 0
-	if CountsAsAttempt(it.outcome) {
+	if it.outcome.CountsAsAttempt() {
 		if err := r.countAttempt(t, it); err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func (r *runner) countAttempt(t task.Task, it iteration) error {
 	ts := r.st.Tasks[t.ID]
 	ts.Attempts++
 	ts.LastError = it.errText
-	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: it.outcome, Error: it.errText, Output: it.output})
+	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: string(it.outcome), Error: it.errText, Output: it.output})
 	if ts.Attempts >= r.opts.MaxAttempts {
 		ts.Failed = true
 		r.st.Totals.TasksFailed++
@@ -93,7 +93,7 @@ func (r *runner) checkStuck(it iteration) error {
 	// progress), is the no-progress rule's business.
 	errText := it.errText
 	switch it.outcome {
-	case OutcomeNoMarker, OutcomePrematureClaim, OutcomeTimeout, OutcomeIdleTimeout:
+	case state.OutcomeNoMarker, state.OutcomePrematureClaim, state.OutcomeTimeout, state.OutcomeIdleTimeout:
 		errText = ""
 	}
 	if norm := normalizeError(errText); norm != "" && norm == r.lastError {

@@ -29,8 +29,8 @@ func (r *runner) loadAttempts() error {
 		return err
 	}
 	for _, rec := range recs {
-		if CountsAsAttempt(rec.Outcome) {
-			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: rec.Outcome, Error: rec.Error,
+		if rec.Outcome.CountsAsAttempt() {
+			r.noteAttempt(rec.TaskID, attemptNote{Iteration: rec.Iteration, Outcome: string(rec.Outcome), Error: rec.Error,
 				Output: recordedFindings(rec)})
 		}
 	}
@@ -76,7 +76,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 			Path: relPath(r.opts.Dir, p.Path), Name: p.Name, Description: p.Description, Branch: p.Branch,
 			Total: pp.Total, Done: pp.Done, Open: pp.Total - pp.Done, // p.Open(), without another pass
 		},
-		Ownership:        r.opts.Ownership,
+		Ownership:        string(r.opts.Ownership),
 		ProgressFile:     state.ProgressFile,
 		CodebasePatterns: patterns,
 		RecentProgress:   recent,
@@ -97,7 +97,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 		}
 		return withPlanContext(r.opts.Dir, text, p), nil
 	}
-	if r.opts.Ownership == OwnerRunner {
+	if r.opts.Ownership == task.OwnerRunner {
 		// The runner names the task; a user's plain prompt file cannot.
 		return prompt.WithTaskSection(r.opts.PromptName, r.opts.Prompt, d)
 	}

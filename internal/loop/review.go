@@ -74,7 +74,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 	data.Diff, data.DiffNote = r.boundDiff(cl)
 	text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, data)
 	if err != nil {
-		c.outcome, c.errText = OutcomeReviewFailed, "the review prompt: "+err.Error()
+		c.outcome, c.errText = state.OutcomeReviewFailed, "the review prompt: "+err.Error()
 		c.ev.review = &state.ReviewEvidence{Verdict: verdictFailed, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Error: c.errText}
 		return false
 	}
@@ -90,7 +90,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 	case v.Marker == completion.Ship:
 		return true
 	case v.Marker == completion.Revise:
-		c.outcome = OutcomeReviewRejected
+		c.outcome = state.OutcomeReviewRejected
 		c.errText = "the reviewer asked for changes"
 		if len(v.Findings) > 0 {
 			c.errText += ": " + v.Findings[0]
@@ -101,7 +101,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 		}
 		return false
 	}
-	c.outcome = OutcomeReviewFailed
+	c.outcome = state.OutcomeReviewFailed
 	c.errText = fmt.Sprintf("no verdict from the reviewer in %d attempts; last: %s", ev.Attempts, ev.Error)
 	return false
 }
@@ -109,8 +109,9 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 // reviewStop is what ended a review before a verdict: an interrupt, or a
 // usage limit the run cannot wait for.
 type reviewStop struct {
-	outcome, errText string
-	resetAt          time.Time
+	outcome state.Outcome
+	errText string
+	resetAt time.Time
 }
 
 // review runs the reviewer on text until it gives a verdict or has used
@@ -137,7 +138,7 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 		r.putBack(ctx, tree)
 		if res.Interrupted || ctx.Err() != nil {
 			ev.Verdict, ev.Error = verdictFailed, "interrupted"
-			return completion.Verdict{}, ev, &reviewStop{outcome: OutcomeInterrupted, errText: "interrupted during the review"}
+			return completion.Verdict{}, ev, &reviewStop{outcome: state.OutcomeInterrupted, errText: "interrupted during the review"}
 		}
 		if err == nil && res.IsError {
 			switch res.ErrorKind {
@@ -146,11 +147,11 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 				until, lerr := r.limitUntil(res.ResetAt, res.ErrorText)
 				if lerr != nil {
 					ev.Verdict, ev.Error = verdictFailed, "usage limit: "+res.ErrorText
-					return completion.Verdict{}, ev, &reviewStop{outcome: OutcomeRateLimited, errText: "reviewer: " + res.ErrorText, resetAt: res.ResetAt}
+					return completion.Verdict{}, ev, &reviewStop{outcome: state.OutcomeRateLimited, errText: "reviewer: " + res.ErrorText, resetAt: res.ResetAt}
 				}
 				if werr := r.waitInIteration(ctx, until, "reviewer usage limit: "+res.ErrorText); werr != nil {
 					ev.Verdict, ev.Error = verdictFailed, "interrupted"
-					return completion.Verdict{}, ev, &reviewStop{outcome: OutcomeInterrupted, errText: "interrupted while waiting for the reviewer's usage limit"}
+					return completion.Verdict{}, ev, &reviewStop{outcome: state.OutcomeInterrupted, errText: "interrupted while waiting for the reviewer's usage limit"}
 				}
 				continue
 			case agent.ErrorTransient:
@@ -159,7 +160,7 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 					d := backoff(transientBase, transientCap, transient) + r.deps.Jitter(transientBase)
 					if werr := r.waitInIteration(ctx, r.deps.Now().Add(d), fmt.Sprintf("reviewer transient error (%d/%d): %s", transient, maxTransientRetries, res.ErrorText)); werr != nil {
 						ev.Verdict, ev.Error = verdictFailed, "interrupted"
-						return completion.Verdict{}, ev, &reviewStop{outcome: OutcomeInterrupted, errText: "interrupted while backing off after a reviewer error"}
+						return completion.Verdict{}, ev, &reviewStop{outcome: state.OutcomeInterrupted, errText: "interrupted while backing off after a reviewer error"}
 					}
 					continue
 				}

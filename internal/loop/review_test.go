@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -221,9 +222,9 @@ func TestGuardStrictRejectsAndWarnReports(t *testing.T) {
 			if len(f.warns) == 0 || !strings.Contains(f.warns[0], "greet_test.go: test-deleted") {
 				t.Errorf("warnings = %q", f.warns)
 			}
-			want := OutcomeTaskDone
+			want := state.OutcomeTaskDone
 			if mode == GuardStrict {
-				want = OutcomeGuardRejected
+				want = state.OutcomeGuardRejected
 				if err == nil {
 					t.Error("a guard_rejected task ended the run without error")
 				}
@@ -239,7 +240,7 @@ func TestGuardStrictRejectsAndWarnReports(t *testing.T) {
 func TestReviewReviseUnticksInAgentOwnership(t *testing.T) {
 	t.Parallel()
 	f, reviewer, trees := reviewFixture(t, verdict("1. wrong\n<promise>REVISE</promise>", 0))
-	f.opts.Ownership = OwnerAgent
+	f.opts.Ownership = task.OwnerAgent
 	f.opts.MaxAttempts = 1
 	f.agent.results = []agent.Result{{FinalText: "ticked it"}}
 	f.agent.before = func(int) {

@@ -137,7 +137,7 @@ func (r *runner) readClaim(ctx context.Context, t task.Task, ids []string) *clai
 		cl.from = r.st.Tasks[t.ID].StartTree
 	}
 	var exclude []string
-	if r.opts.Ownership == OwnerRunner {
+	if r.opts.Ownership == task.OwnerRunner {
 		// The runner's own edits of the plan (marks, the iteration log)
 		// are not the agent's work; the agent's are put back.
 		exclude = []string{r.deps.Plan.Plan().Path}
@@ -241,7 +241,7 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 	if mode != GuardStrict || len(blocking) == 0 {
 		return report, false
 	}
-	c.outcome = OutcomeGuardRejected
+	c.outcome = state.OutcomeGuardRejected
 	c.errText = fmt.Sprintf("the tamper guard found %d change(s) that weaken the checks: %s", len(blocking), first)
 	c.output = "The tamper guard (guard = \"strict\") rejected the work. Undo these changes, or do the task without them:\n" +
 		guard.Report(blocking, 0)
@@ -392,7 +392,7 @@ func (r *runner) land(ctx context.Context, t task.Task, c *classified) bool {
 	if err == nil && ok {
 		return true
 	}
-	c.outcome = OutcomeGateFailed
+	c.outcome = state.OutcomeGateFailed
 	c.errText = "quality gates failed"
 	if err != nil {
 		c.errText += ": " + err.Error()

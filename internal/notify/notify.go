@@ -25,6 +25,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // Event is one notification: what every target is sent (the webhook gets
@@ -225,7 +226,7 @@ func (n *Notifier) event(e loop.Event) (Event, bool) {
 		ev.Text = fmt.Sprintf("%s: run started, %d of %d tasks done", where, ev.TasksDone, ev.TasksAll)
 	case loop.EventIterationEnded:
 		r := e.Record
-		if r == nil || (r.Outcome != loop.OutcomeTaskDone && r.Outcome != loop.OutcomePlanDone) {
+		if r == nil || (r.Outcome != state.OutcomeTaskDone && r.Outcome != state.OutcomePlanDone) {
 			return ev, false
 		}
 		ev.Event = "task_done"

@@ -9,12 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/internal/state"
-)
-
-// Ownership modes (see DESIGN §1): who marks tasks done.
-const (
-	OwnershipRunner = "runner"
-	OwnershipAgent  = "agent"
+	"github.com/ralph-loop/ralph/internal/task"
 )
 
 const (
@@ -38,7 +33,7 @@ var templates embed.FS
 type Data struct {
 	Task             Task
 	Plan             Plan
-	Ownership        string
+	Ownership        string // task.Ownership's name: templates see plain strings
 	ProgressFile     string
 	CodebasePatterns string
 	RecentProgress   string
@@ -76,7 +71,7 @@ type Plan struct {
 // Attempt is an earlier iteration on the same task that did not finish it.
 type Attempt struct {
 	Iteration int
-	Outcome   string
+	Outcome   string // a state.Outcome's name
 	Error     string
 	Output    string
 }
@@ -84,9 +79,9 @@ type Attempt struct {
 // Default returns the embedded template for an ownership mode:
 // "agent" gets snarktank's flow (the agent picks and ticks tasks), anything
 // else the runner template (one named task, markers TASK_DONE/TASK_FAILED).
-func Default(ownership string) string {
+func Default(ownership task.Ownership) string {
 	name := "templates/runner.md.tmpl"
-	if ownership == OwnershipAgent {
+	if ownership == task.OwnerAgent {
 		name = "templates/agent.md.tmpl"
 	}
 	b, err := templates.ReadFile(name)
@@ -98,8 +93,8 @@ func Default(ownership string) string {
 
 // DefaultName returns the name under which Default(ownership) reports
 // errors, for Render.
-func DefaultName(ownership string) string {
-	if ownership == OwnershipAgent {
+func DefaultName(ownership task.Ownership) string {
+	if ownership == task.OwnerAgent {
 		return "agent.md.tmpl"
 	}
 	return "runner.md.tmpl"
@@ -204,7 +199,7 @@ func normalize(d Data) Data {
 		d.ProgressFile = state.ProgressFile
 	}
 	if d.Ownership == "" {
-		d.Ownership = OwnershipRunner
+		d.Ownership = string(task.OwnerRunner)
 	}
 	if d.Attempts != nil {
 		as := make([]Attempt, len(d.Attempts))

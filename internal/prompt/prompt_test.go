@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/internal/task"
 )
 
 // fullData uses every variable.
@@ -36,7 +37,7 @@ func fullData() Data {
 			Done:        2,
 			Open:        3,
 		},
-		Ownership:        OwnershipRunner,
+		Ownership:        string(task.OwnerRunner),
 		ProgressFile:     "progress.txt",
 		CodebasePatterns: "- Use `sql<number>` template for aggregations\n- Migrations use IF NOT EXISTS",
 		RecentProgress:   "## 2026-11-21 10:00 - US-002\n- Added the priority column\n- **Learnings for future iterations:**\n  - run `npm run db:push` after schema changes",
@@ -60,16 +61,16 @@ func TestDefaultTemplatesGolden(t *testing.T) {
 		Plan: Plan{Path: "IMPLEMENTATION_PLAN.md"},
 	}
 	agentData := fullData()
-	agentData.Ownership = OwnershipAgent
+	agentData.Ownership = string(task.OwnerAgent)
 	tests := []struct {
 		name      string
-		ownership string
+		ownership task.Ownership
 		data      Data
 	}{
-		{"runner", OwnershipRunner, fullData()},
-		{"runner-minimal", OwnershipRunner, minimal},
-		{"agent", OwnershipAgent, agentData},
-		{"agent-minimal", OwnershipAgent, minimal},
+		{"runner", task.OwnerRunner, fullData()},
+		{"runner-minimal", task.OwnerRunner, minimal},
+		{"agent", task.OwnerAgent, agentData},
+		{"agent-minimal", task.OwnerAgent, minimal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestDefaultTemplatesGolden(t *testing.T) {
 func TestDefaultTemplatesContract(t *testing.T) {
 	t.Parallel()
 	d := fullData()
-	runner, err := Render("runner", Default(OwnershipRunner), d)
+	runner, err := Render("runner", Default(task.OwnerRunner), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func TestDefaultTemplatesContract(t *testing.T) {
 	if strings.Contains(runner, "<promise>COMPLETE</promise>") {
 		t.Error("runner prompt asks for COMPLETE: only the runner decides the plan is done")
 	}
-	d.Ownership = OwnershipAgent
-	agent, err := Render("agent", Default(OwnershipAgent), d)
+	d.Ownership = string(task.OwnerAgent)
+	agent, err := Render("agent", Default(task.OwnerAgent), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestDefaultTemplatesContract(t *testing.T) {
 	if strings.Contains(agent, "TASK_DONE") {
 		t.Error("agent prompt mentions the runner's TASK_DONE marker")
 	}
-	if Default("") != Default(OwnershipRunner) || Default("bogus") != Default(OwnershipRunner) {
+	if Default("") != Default(task.OwnerRunner) || Default("bogus") != Default(task.OwnerRunner) {
 		t.Error("Default of an unknown ownership is not the runner template")
 	}
 }

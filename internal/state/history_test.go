@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func record(i int, outcome string) Record {
+func record(i int, outcome Outcome) Record {
 	start := time.Date(2026, 11, 21, 7, 0, i, 0, time.UTC)
 	return Record{
 		RunID: "20261121-070000-abcdef", Iteration: i, TaskID: "US-00" + string(rune('0'+i%10)),

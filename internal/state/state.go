@@ -50,7 +50,7 @@ type Record struct {
 	EndedAt            time.Time `json:"ended_at"`
 	DurationMS         int64     `json:"duration_ms"`
 	ExitCode           int       `json:"exit_code"`
-	Outcome            string    `json:"outcome"`
+	Outcome            Outcome   `json:"outcome"`
 	Marker             string    `json:"marker"`
 	Strategy           string    `json:"strategy"`
 	InputTokens        int64     `json:"input_tokens"`

@@ -112,10 +112,10 @@ func (p *Plain) ended(e loop.Event) {
 	r := e.Record
 	mark := p.color(ansiYellow, "•")
 	switch r.Outcome {
-	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
+	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		mark = p.color(ansiGreen, "✓")
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed,
-		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed,
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		mark = p.color(ansiRed, "✗")
 	}
 	parts := []string{fmt.Sprintf("%s %s", mark, r.Outcome), (time.Duration(r.DurationMS) * time.Millisecond).String()}

@@ -493,22 +493,22 @@ func (m *model) iterationEnded(e loop.Event) {
 	}
 	kind := actOutcome
 	switch r.Outcome {
-	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
+	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		kind = actOutcomeGood
 		for _, id := range strings.Split(r.TaskID, ",") {
 			if row := m.row(id); row != nil {
 				row.State = TaskDone
 			}
 		}
-		if r.Outcome == loop.OutcomePlanDone {
+		if r.Outcome == state.OutcomePlanDone {
 			for i := range m.tasks {
 				if m.tasks[i].State != TaskFailed {
 					m.tasks[i].State = TaskDone
 				}
 			}
 		}
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout,
-		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		kind = actOutcomeBad
 	}
 	if kind != actOutcomeGood {
@@ -516,7 +516,7 @@ func (m *model) iterationEnded(e loop.Event) {
 			row.State = TaskOpen
 		}
 	}
-	parts := []string{outcomeMark(r.Outcome) + " " + r.Outcome, (time.Duration(r.DurationMS) * time.Millisecond).Round(100 * time.Millisecond).String()}
+	parts := []string{outcomeMark(r.Outcome) + " " + string(r.Outcome), (time.Duration(r.DurationMS) * time.Millisecond).Round(100 * time.Millisecond).String()}
 	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {
 		parts = append(parts, tokens(n)+" tokens")
 	}
@@ -534,12 +534,12 @@ func (m *model) iterationEnded(e loop.Event) {
 	m.add(kind, line)
 }
 
-func outcomeMark(outcome string) string {
+func outcomeMark(outcome state.Outcome) string {
 	switch outcome {
-	case loop.OutcomeTaskDone, loop.OutcomePlanDone:
+	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		return "✓"
-	case loop.OutcomeFatalError, loop.OutcomeTaskFailed, loop.OutcomeGateFailed, loop.OutcomeTimeout, loop.OutcomeIdleTimeout,
-		loop.OutcomeGuardRejected, loop.OutcomeReviewRejected, loop.OutcomeReviewFailed:
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		return "✗"
 	}
 	return "•"

@@ -123,7 +123,7 @@ func midRun() []loop.Event {
 	it1.Task = &loop.TaskRef{ID: "DEMO-1", Title: "Create the greeting"}
 	end1 := ev(loop.EventIterationEnded, 9*time.Second)
 	end1.Iteration, end1.Task = 1, it1.Task
-	end1.Record = &state.Record{Iteration: 1, TaskID: "DEMO-1", Outcome: loop.OutcomeTaskDone, DurationMS: 8000,
+	end1.Record = &state.Record{Iteration: 1, TaskID: "DEMO-1", Outcome: state.OutcomeTaskDone, DurationMS: 8000,
 		InputTokens: 3200, OutputTokens: 640, CacheReadTokens: 12000, CostUSD: 0.0213, ContextUsedPercent: 7.6,
 		Commit: "3f2a9c1d0e"}
 	end1.Plan = &loop.PlanProgress{Total: 4, Done: 1}
@@ -150,7 +150,7 @@ func TestGoldenViews(t *testing.T) {
 		until := t0.Add(5*time.Minute + 30*time.Second)
 		end := ev(loop.EventIterationEnded, 20*time.Second)
 		end.Iteration, end.Task = 2, &loop.TaskRef{ID: "DEMO-2", Title: "Greet by name"}
-		end.Record = &state.Record{Iteration: 2, TaskID: "DEMO-2", Outcome: loop.OutcomeRateLimited, DurationMS: 10000,
+		end.Record = &state.Record{Iteration: 2, TaskID: "DEMO-2", Outcome: state.OutcomeRateLimited, DurationMS: 10000,
 			Error: "You've hit your limit · resets 12:05pm (UTC)"}
 		w := ev(loop.EventWaiting, 20*time.Second)
 		w.Iteration, w.Until, w.Message = 2, &until, "usage limit: You've hit your limit · resets 12:05pm (UTC)"
@@ -161,7 +161,7 @@ func TestGoldenViews(t *testing.T) {
 		m = run(t, m, cmds[0])
 		end := ev(loop.EventIterationEnded, 20*time.Second)
 		end.Iteration, end.Task = 2, &loop.TaskRef{ID: "DEMO-2", Title: "Greet by name"}
-		end.Record = &state.Record{Iteration: 2, TaskID: "DEMO-2", Outcome: loop.OutcomeTaskFailed, DurationMS: 10000,
+		end.Record = &state.Record{Iteration: 2, TaskID: "DEMO-2", Outcome: state.OutcomeTaskFailed, DurationMS: 10000,
 			Error: "TestGreetName fails: the greeting lacks its exclamation mark"}
 		p := ev(loop.EventPaused, 21*time.Second)
 		p.Message = "paused after iteration 2"
@@ -520,7 +520,7 @@ func TestIterationLineShowsTheVerdict(t *testing.T) {
 	t.Parallel()
 	ended := ev(loop.EventIterationEnded, 10*time.Second)
 	ended.Task = &loop.TaskRef{ID: "DEMO-1"}
-	ended.Record = &state.Record{TaskID: "DEMO-1", Outcome: loop.OutcomeReviewRejected, DurationMS: 1000,
+	ended.Record = &state.Record{TaskID: "DEMO-1", Outcome: state.OutcomeReviewRejected, DurationMS: 1000,
 		Guard:  &state.GuardEvidence{Mode: "warn", Findings: []state.GuardFinding{{Rule: "skip-added", File: "a_test.go", Line: 3}}, Blocking: 1},
 		Review: &state.ReviewEvidence{Verdict: "REVISE", Agent: "codex", Model: "o3"}}
 	m := feed(t, newTestModel(&fakeControl{}, 160, 30), ev(loop.EventRunStarted, 0), ended)

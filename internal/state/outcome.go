@@ -1,0 +1,42 @@
+package state
+
+// Outcome is how one iteration ended, exactly one each, recorded in
+// history (Record.Outcome). The loop decides it; history, status, the
+// renderers and the notifier read it.
+type Outcome string
+
+// The outcomes of an iteration, exactly one each, recorded in history.
+const (
+	OutcomeTaskDone       Outcome = "task_done"
+	OutcomePlanDone               = "plan_done"
+	OutcomeNoMarker               = "no_marker"
+	OutcomeTaskFailed             = "task_failed"
+	OutcomePrematureClaim         = "premature_claim"
+	OutcomeGateFailed             = "gate_failed"
+	// OutcomeGuardRejected: with guard = "strict", the tamper guard found
+	// changes that weaken the checks in the task's diff.
+	OutcomeGuardRejected = "guard_rejected"
+	// OutcomeReviewRejected: the reviewer said REVISE.
+	OutcomeReviewRejected = "review_rejected"
+	// OutcomeReviewFailed: no reviewer gave a verdict within
+	// review.max-attempts (no marker, timeout, crash).
+	OutcomeReviewFailed   = "review_failed"
+	OutcomeTimeout        = "timeout"
+	OutcomeIdleTimeout    = "idle_timeout"
+	OutcomeRateLimited    = "rate_limited"
+	OutcomeTransientError = "transient_error"
+	OutcomeFatalError     = "fatal_error"
+	OutcomeInterrupted    = "interrupted"
+)
+
+// CountsAsAttempt says whether the outcome uses up one of the task's
+// attempts. Waiting out a limit or a transient error is not the task's
+// fault, so those do not count.
+func (o Outcome) CountsAsAttempt() bool {
+	switch o {
+	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout,
+		OutcomeGuardRejected, OutcomeReviewRejected, OutcomeReviewFailed:
+		return true
+	}
+	return false
+}
