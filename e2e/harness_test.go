@@ -192,7 +192,7 @@ func newProject(t *testing.T, cli agentCLI, turns ...fakemodel.Turn) *project {
 
 	p.write("prd.json", prdJSON)
 	p.git("init", "-q", "-b", "main")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if dry := p.ralph(ctx, "run", "--dry-run", "--no-tui", "--agent", cli.name); strings.Contains(dry.stderr, "unknown agent") {
 		t.Skipf("ralph has no %s adapter yet: %s", cli.name, firstLine(dry.stderr))
@@ -342,7 +342,7 @@ func processesWith(kv string) []int {
 		if err != nil {
 			continue
 		}
-		for _, v := range bytes.Split(env, []byte{0}) {
+		for v := range bytes.SplitSeq(env, []byte{0}) {
 			if string(v) == kv {
 				pids = append(pids, pid)
 				break

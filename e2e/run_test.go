@@ -66,6 +66,7 @@ const (
 )
 
 func testTasksDone(t *testing.T, cli agentCLI) {
+	t.Helper()
 	p := newProject(t, cli, twoTasks()...)
 	r := p.run(runDeadline, "--max-iterations", "4", "--max-attempts", "2", "--timeout", iterTimeout)
 	if r.code != 0 {
@@ -144,6 +145,7 @@ func (p *project) checkShellRan(n int) {
 }
 
 func testRateLimit(t *testing.T, cli agentCLI) {
+	t.Helper()
 	// Without retry: each CLI's own backoff would take minutes. With
 	// Retry-After 1s a CLI that reports it makes ralph wait a second and
 	// try again; one that does not leaves ralph a backoff of a minute or
@@ -170,6 +172,7 @@ func testRateLimit(t *testing.T, cli agentCLI) {
 // is a transient error: ralph backs off and retries the same task without
 // counting an attempt, and the run then does both tasks.
 func testOverloaded(t *testing.T, cli agentCLI) {
+	t.Helper()
 	turns := append([]fakemodel.Turn{fakemodel.Overloaded().WithoutRetry()}, twoTasks()...)
 	p := newProject(t, cli, turns...)
 	r := p.run(runDeadline, "--max-iterations", "5", "--max-attempts", "1", "--timeout", iterTimeout)
@@ -201,6 +204,7 @@ func (p *project) attempts(id string) int {
 }
 
 func testUsageLimitWaits(t *testing.T, cli agentCLI) {
+	t.Helper()
 	// CLIs say reset times to the minute ("resets 7pm", "try again at
 	// 8:11 AM"): the reset is on a whole minute, at least 20 s away. The
 	// limit holds until then.
@@ -241,6 +245,7 @@ func testUsageLimitWaits(t *testing.T, cli agentCLI) {
 }
 
 func testHang(t *testing.T, cli agentCLI) {
+	t.Helper()
 	p := newProject(t, cli, fakemodel.Hang().Always())
 	r := p.run(runDeadline, "--max-iterations", "1", "--timeout", "20s")
 	if r.code != 3 {

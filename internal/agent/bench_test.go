@@ -185,6 +185,7 @@ func (bd benchDialect) mixStream(t testing.TB, bigLine, lineSize, total int) []b
 // wall time, the MB per second of the process's CPU time (GC included),
 // which other load on a shared machine disturbs less.
 func benchDecode(b *testing.B, agent string, stream []byte) {
+	b.Helper()
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	start := cpuTime(b)
@@ -200,6 +201,7 @@ func benchDecode(b *testing.B, agent string, stream []byte) {
 
 // cpuTime is the user and system time the process has used.
 func cpuTime(b *testing.B) time.Duration {
+	b.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
@@ -210,6 +212,7 @@ func cpuTime(b *testing.B) time.Duration {
 // decodeStream runs a decoder over a stream the way Run does, keeping no
 // events.
 func decodeStream(t testing.TB, agent string, stream []byte) int {
+	t.Helper()
 	a, err := New(agent, Options{})
 	if err != nil {
 		t.Fatal(err)

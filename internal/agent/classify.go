@@ -235,10 +235,8 @@ func lastLines(s string, n int) string {
 func statusKind(status int, texts ...string) ErrorKind {
 	switch {
 	case status == 429:
-		for _, t := range texts {
-			if mentionsUsageLimit(t) {
-				return ErrorUsageLimit
-			}
+		if slices.ContainsFunc(texts, mentionsUsageLimit) {
+			return ErrorUsageLimit
 		}
 		return ErrorRateLimit
 	case status == 408, status >= 500 && status <= 599:

@@ -594,6 +594,7 @@ func TestKiroDecoder(t *testing.T) {
 }
 
 func decoderFuzzSeeds(f *testing.F, fixtures ...string) {
+	f.Helper()
 	for _, name := range fixtures {
 		data := readFixture(f, name)
 		f.Add(data)
@@ -607,6 +608,7 @@ func decoderFuzzSeeds(f *testing.F, fixtures ...string) {
 // bounded messages, an error kind only on an error, and the same for the
 // Result once finished after a failed exit.
 func fuzzDecoder(t *testing.T, agent string, stream []byte) {
+	t.Helper()
 	for _, exit := range []int{0, 1, 173} {
 		got, _ := runDecodedIn(t, agent, Options{}, Request{}, stream, exit, "")
 		if len(got.Messages) > maxMessages {

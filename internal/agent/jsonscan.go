@@ -194,6 +194,8 @@ func (s *jsonScanner) more() bool {
 			s.fail(err)
 		}
 		return false
+	default:
+		// The other values need nothing here.
 	}
 	if k == '{' {
 		name := s.raw()

@@ -27,7 +27,7 @@ func TestQwenInputIncludesCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		dec := a.NewDecoder()
-		for _, line := range strings.Split(strings.TrimSpace(stream), "\n") {
+		for line := range strings.SplitSeq(strings.TrimSpace(stream), "\n") {
 			dec.Line([]byte(line), func(Event) {})
 		}
 		if diff := cmp.Diff(tt.want, dec.Finish().Usage); diff != "" {

@@ -134,7 +134,7 @@ func TestRunProcess(t *testing.T) {
 				tt.req.Env = testEnv()
 			}
 			var rec recorder
-			got, err := Run(context.Background(), tt.a, tt.req, rec.sink())
+			got, err := Run(t.Context(), tt.a, tt.req, rec.sink())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +173,7 @@ func TestRunClaude(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recorder
-	got, err := Run(context.Background(), a, Request{Prompt: "do the task", Env: testEnv()}, rec.sink())
+	got, err := Run(t.Context(), a, Request{Prompt: "do the task", Env: testEnv()}, rec.sink())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestRunTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if tt.cancel > 0 {
 				time.AfterFunc(tt.cancel, cancel)
@@ -320,7 +320,7 @@ func TestRunMissingBinary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Run(context.Background(), a, Request{Dir: t.TempDir(), Env: testEnv()}, Sink{})
+		_, err = Run(t.Context(), a, Request{Dir: t.TempDir(), Env: testEnv()}, Sink{})
 		if !errors.Is(err, exec.ErrNotFound) || !strings.Contains(err.Error(), command) {
 			t.Errorf("Run(%s) = %v, want exec.ErrNotFound naming the command", command, err)
 		}
@@ -351,7 +351,7 @@ func TestRunHugeLine(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "huge.jsonl", string(line)+`{"type":"result"}`+"\n")
 	var lines [][]byte
 	var rec recorder
-	_, err := Run(context.Background(), lineAdapter{argv: []string{"cat", path}, lines: &lines}, Request{Env: testEnv()}, rec.sink())
+	_, err := Run(t.Context(), lineAdapter{argv: []string{"cat", path}, lines: &lines}, Request{Env: testEnv()}, rec.sink())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestRunEscapedHolder(t *testing.T) {
 			}
 		}
 	})
-	got, err := Run(context.Background(), shell(t, `setsid sleep 3600 & echo $! > "$1"; echo started`, pidFile),
+	got, err := Run(t.Context(), shell(t, `setsid sleep 3600 & echo $! > "$1"; echo started`, pidFile),
 		Request{Env: testEnv()}, Sink{})
 	if err != nil {
 		t.Fatal(err)

@@ -151,17 +151,18 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph init writes a commented ralph.toml)")
 		return config.Defaults(), false
 	}
-	source := "defaults"
+	var source strings.Builder
+	source.WriteString("defaults")
 	files := []string{config.UserFile(f.Environ()), filepath.Join(dir, "ralph.toml")}
 	if f.ConfigFile != "" {
 		files[1] = f.ConfigFile
 	}
 	for _, file := range files {
 		if file != "" && fileExists(file) {
-			source += " < " + file
+			source.WriteString(" < " + file)
 		}
 	}
-	r.add("config", "config", checkOK, "valid ("+source+")", "")
+	r.add("config", "config", checkOK, "valid ("+source.String()+")", "")
 	return cfg, true
 }
 

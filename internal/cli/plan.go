@@ -305,6 +305,8 @@ func planEventPrinter(w io.Writer) func(agent.Event) {
 			}
 		case agent.EventError:
 			fmt.Fprintf(w, "  ! %s\n", firstLine(e.Text, 200))
+		default:
+			// The other values need nothing here.
 		}
 	}
 }
@@ -328,7 +330,7 @@ func checkPlan(path, name, formatName string, doneBefore map[string]bool) []stri
 	f, err := task.Load(path)
 	if err != nil {
 		var out []string
-		for _, line := range strings.Split(err.Error(), "\n") {
+		for line := range strings.SplitSeq(err.Error(), "\n") {
 			out = append(out, strings.Replace(line, path, name, 1))
 		}
 		return out

@@ -40,7 +40,7 @@ func heuristic(final string, exitCode int) Match {
 		return Match{}
 	}
 	blocked := map[string]bool{}
-	for _, w := range strings.Fields(blockers) {
+	for w := range strings.FieldsSeq(blockers) {
 		blocked[w] = true
 	}
 	for _, line := range lastLines(maskCode(final), heuristicLines) {

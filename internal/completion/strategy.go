@@ -56,7 +56,7 @@ func stripPrompt(text, prompt string) string {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	prompt = strings.ReplaceAll(prompt, "\r\n", "\n")
 	text = strings.ReplaceAll(text, strings.TrimSpace(prompt), "")
-	for _, line := range strings.Split(prompt, "\n") {
+	for line := range strings.SplitSeq(prompt, "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && (tagRe.MatchString(line) || colonRe.MatchString(line)) {
 			text = strings.ReplaceAll(text, line, "")

@@ -56,6 +56,8 @@ func DetectVerdict(in Input, order []Strategy) Verdict {
 			}
 		case RelaxedTag:
 			m, text = relaxedVerdict(final, in.Messages, in.Prompt)
+		default:
+			// The other values need nothing here.
 		}
 		if m != None {
 			v := Verdict{Marker: m, Strategy: s}
@@ -107,7 +109,7 @@ func stripVerdictPrompt(text, prompt string) string {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	prompt = strings.ReplaceAll(prompt, "\r\n", "\n")
 	text = strings.ReplaceAll(text, strings.TrimSpace(prompt), "")
-	for _, line := range strings.Split(prompt, "\n") {
+	for line := range strings.SplitSeq(prompt, "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && (verdictTagRe.MatchString(line) || verdictColonRe.MatchString(line)) {
 			text = strings.ReplaceAll(text, line, "")
@@ -128,7 +130,7 @@ const (
 func Findings(text string) []string {
 	var out []string
 	cur := -1
-	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		clean := strings.TrimSpace(verdictTagRe.ReplaceAllString(line, ""))
 		if m := findingRe.FindStringSubmatch(clean); m != nil {
 			out = append(out, strings.TrimSpace(m[1]))

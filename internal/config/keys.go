@@ -517,7 +517,7 @@ func parseValue(ptr any, s string) string {
 		*p = Duration(d)
 	case *[]string:
 		var list []string
-		for _, item := range strings.Split(s, ",") {
+		for item := range strings.SplitSeq(s, ",") {
 			if item = strings.TrimSpace(item); item != "" {
 				list = append(list, item)
 			}

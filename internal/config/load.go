@@ -207,9 +207,7 @@ func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, fiel
 		return
 	}
 	merged := make(map[string]AgentConfig, len(c.Agents)+len(agents))
-	for name, a := range c.Agents {
-		merged[name] = a
-	}
+	maps.Copy(merged, c.Agents)
 	for name, in := range agents {
 		a := merged[name]
 		if set(name, "command") {
@@ -232,12 +230,8 @@ func (c *Config) mergeAgents(agents map[string]AgentConfig, set func(agent, fiel
 		}
 		if len(in.Env) > 0 {
 			env := make(map[string]string, len(a.Env)+len(in.Env))
-			for k, v := range a.Env {
-				env[k] = v
-			}
-			for k, v := range in.Env {
-				env[k] = v
-			}
+			maps.Copy(env, a.Env)
+			maps.Copy(env, in.Env)
 			a.Env = env
 		}
 		merged[name] = a

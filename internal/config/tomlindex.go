@@ -40,6 +40,8 @@ func indexKeys(data []byte) ([]entry, error) {
 			entries = append(entries, entry{path: table, line: line, kind: e.Kind})
 		case unstable.KeyValue:
 			entries = appendKeyValue(lines, entries, table, e)
+		default:
+			// The other values need nothing here.
 		}
 	}
 	return entries, p.Error()
@@ -59,6 +61,8 @@ func appendKeyValue(lines lineIndex, entries []entry, prefix []string, kv *unsta
 				break
 			}
 		}
+	default:
+		// The other values need nothing here.
 	}
 	entries = append(entries, en)
 	if v.Kind == unstable.InlineTable {
@@ -263,6 +267,8 @@ func kindName(k unstable.Kind) string {
 		return "a time"
 	case unstable.LocalDateTime, unstable.DateTime:
 		return "a date-time"
+	default:
+		// The other values need nothing here.
 	}
 	return "a " + strings.ToLower(k.String())
 }

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +38,7 @@ func TestDemoRunsTheWholeLoop(t *testing.T) {
 			kinds = append(kinds, e.Agent.Tool)
 		}
 	}
-	if err := Run(context.Background(), dir, Options{Speed: 0, Emit: emit, Environ: testEnv(t)}); err != nil {
+	if err := Run(t.Context(), dir, Options{Speed: 0, Emit: emit, Environ: testEnv(t)}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -94,7 +94,7 @@ func readBlock(script string, n int) ([]string, error) {
 	}
 	var blocks [][]string
 	cur := []string{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "---" {
 			blocks = append(blocks, cur)

@@ -115,6 +115,7 @@ func positive(v any) bool {
 }
 
 func anthropicTools(t *testing.T) []map[string]any {
+	t.Helper()
 	return []map[string]any{
 		{"name": "Read", "input_schema": map[string]any{"type": "object"}},
 		{"name": "Bash", "input_schema": schema(t, shellSchemas["claude"].schema)},
@@ -134,7 +135,7 @@ func TestAnthropicStream(t *testing.T) {
 	}
 	evs := readSSE(t, body)
 	var names []string
-	var input string
+	var input strings.Builder
 	for _, e := range evs {
 		names = append(names, e.name)
 		d := decode(t, e.data)
@@ -142,7 +143,7 @@ func TestAnthropicStream(t *testing.T) {
 			t.Errorf("event %s has type %v", e.name, d["type"])
 		}
 		if get(d, "delta", "type") == "input_json_delta" {
-			input += get(d, "delta", "partial_json").(string)
+			input.WriteString(get(d, "delta", "partial_json").(string))
 		}
 	}
 	want := []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
@@ -157,7 +158,7 @@ func TestAnthropicStream(t *testing.T) {
 	if get(block, "content_block", "type") != "tool_use" || get(block, "content_block", "name") != "Bash" {
 		t.Errorf("content_block_start: %s", evs[1].data)
 	}
-	if diff := cmp.Diff(map[string]any{"command": "touch done.txt", "description": shellDescription}, decode(t, input)); diff != "" {
+	if diff := cmp.Diff(map[string]any{"command": "touch done.txt", "description": shellDescription}, decode(t, input.String())); diff != "" {
 		t.Errorf("tool input (-want +got):\n%s", diff)
 	}
 	delta := decode(t, evs[4].data)
@@ -233,6 +234,7 @@ func TestCountTokens(t *testing.T) {
 }
 
 func responsesTools(t *testing.T) []map[string]any {
+	t.Helper()
 	return []map[string]any{
 		{"type": "function", "name": "exec_command", "parameters": schema(t, shellSchemas["codex"].schema)},
 		{"type": "web_search"},
@@ -309,6 +311,7 @@ func TestResponsesJSON(t *testing.T) {
 }
 
 func chatTools(t *testing.T) []map[string]any {
+	t.Helper()
 	return []map[string]any{{"type": "function", "function": map[string]any{"name": "Execute", "parameters": schema(t, shellSchemas["droid"].schema)}}}
 }
 
@@ -379,6 +382,7 @@ func TestChatJSON(t *testing.T) {
 }
 
 func geminiRequest(t *testing.T, afterTool bool) map[string]any {
+	t.Helper()
 	contents := []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "do it"}}}}
 	if afterTool {
 		contents = append(contents,
@@ -576,7 +580,7 @@ func TestErrors(t *testing.T) {
 			}
 			for path, want := range tt.body {
 				var p []any
-				for _, k := range strings.Split(path, "/") {
+				for k := range strings.SplitSeq(path, "/") {
 					if n, err := strconv.Atoi(k); err == nil {
 						p = append(p, n)
 					} else {
@@ -601,7 +605,7 @@ func TestHang(t *testing.T) {
 	b, _ := json.Marshal(req)
 
 	// The client gives up.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/chat/completions", bytes.NewReader(b))
 	if resp, err := http.DefaultClient.Do(r); err == nil {

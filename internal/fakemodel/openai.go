@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 )
@@ -291,9 +292,7 @@ func (responsesAPI) writeStream(w *sse, c *call, rep reply) {
 				"part": map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}})
 		case "function_call":
 			added := map[string]any{}
-			for k, v := range it {
-				added[k] = v
-			}
+			maps.Copy(added, it)
 			added["arguments"], added["status"] = "", "in_progress"
 			ev("response.output_item.added", map[string]any{"output_index": i, "item": added})
 			ev("response.function_call_arguments.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["arguments"]})

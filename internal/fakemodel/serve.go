@@ -99,6 +99,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rec.Status = t.Status
 		api.writeError(w, t)
 		return
+	default:
+		// The other values need nothing here.
 	}
 	rep, err := s.reply(c, t)
 	if err != nil {

@@ -150,6 +150,8 @@ func (t Turn) Describe() string {
 		return "shell " + quoteShort(t.Command)
 	case KindError:
 		return fmt.Sprintf("error %d", t.Status)
+	default:
+		// The other values need nothing here.
 	}
 	return string(t.Kind)
 }

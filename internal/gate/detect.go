@@ -284,7 +284,7 @@ func (d detector) makefile() []Check {
 			continue // a recipe, a comment, or a special target (.PHONY)
 		}
 		if m := makeRule.FindStringSubmatch(line); m != nil {
-			for _, t := range strings.Fields(m[1]) {
+			for t := range strings.FieldsSeq(m[1]) {
 				targets[t] = true
 			}
 		}

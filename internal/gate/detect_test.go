@@ -3,6 +3,7 @@ package gate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -225,12 +226,7 @@ check-all:
 			var opts DetectOptions
 			if tt.onPath != nil {
 				opts.OnPath = func(p string) bool {
-					for _, o := range tt.onPath {
-						if o == p {
-							return true
-						}
-					}
-					return false
+					return slices.Contains(tt.onPath, p)
 				}
 			}
 			got := Detect(dir, opts)

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +16,7 @@ func TestRunPassesAndFails(t *testing.T) {
 	dir := t.TempDir()
 	r := &Runner{Dir: dir, Commands: []string{"true", "echo checking; echo 'FAIL: TestX' >&2; exit 3", "echo never"},
 		Env: os.Environ()}
-	ok, out, err := r.Run(context.Background(), "T-1")
+	ok, out, err := r.Run(t.Context(), "T-1")
 	if err != nil || ok {
 		t.Fatalf("Run = %v, %v; want a failure", ok, err)
 	}
@@ -32,10 +31,10 @@ func TestRunPassesAndFails(t *testing.T) {
 
 	r.Commands = []string{"true"}
 	r.TaskCommands = func(id string) []string { return []string{"test " + id + " = T-1"} }
-	if ok, out, err := r.Run(context.Background(), "T-1"); !ok || err != nil {
+	if ok, out, err := r.Run(t.Context(), "T-1"); !ok || err != nil {
 		t.Errorf("Run = %v, %q, %v; want a pass", ok, out, err)
 	}
-	if ok, _, _ := r.Run(context.Background(), "T-2"); ok {
+	if ok, _, _ := r.Run(t.Context(), "T-2"); ok {
 		t.Error("the task's own command was not run")
 	}
 }
@@ -43,7 +42,7 @@ func TestRunPassesAndFails(t *testing.T) {
 func TestOutputKeepsTheTail(t *testing.T) {
 	t.Parallel()
 	r := &Runner{Dir: t.TempDir(), Commands: []string{"seq 1 100000; echo VERDICT; exit 1"}, Env: os.Environ()}
-	_, out, err := r.Run(context.Background(), "x")
+	_, out, err := r.Run(t.Context(), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	r := &Runner{Dir: dir, Commands: []string{"sleep 60 & echo $! > child.pid; sleep 60; wait"},
 		Timeout: 500 * time.Millisecond, Env: os.Environ()}
-	ok, out, err := r.Run(context.Background(), "x")
+	ok, out, err := r.Run(t.Context(), "x")
 	if err != nil || ok || !strings.Contains(out, "timed out after 500ms") {
 		t.Fatalf("Run = %v, %q, %v; want a timed-out failure", ok, out, err)
 	}

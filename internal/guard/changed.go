@@ -93,6 +93,8 @@ func (c *checker) inScope(r row, f *fileDiff, l line) (bool, string) {
 			}
 		}
 		return false, ""
+	default:
+		// The other values need nothing here.
 	}
 	return true, ""
 }

@@ -230,21 +230,23 @@ func (g *checkedGate) Check(ctx context.Context, t task.Task) (bool, string, err
 		default:
 			// The first line is the iteration's error; the failing
 			// command's output comes last, where a tail keeps it.
-			out := failedLine(c, res)
+			var out strings.Builder
+			out.WriteString(failedLine(c, res))
 			if reused {
-				out += " (unchanged tree: earlier result)"
+				out.WriteString(" (unchanged tree: earlier result)")
 			}
 			for _, a := range advisory {
-				out += "\n(advisory, not rejecting: " + failedLine(a.Command, a.Result) + ")"
+				out.WriteString("\n(advisory, not rejecting: " + failedLine(a.Command, a.Result) + ")")
 			}
-			return false, out + "\n" + res.Output, nil
+			return false, out.String() + "\n" + res.Output, nil
 		}
 	}
-	out := "gates passed: " + strings.Join(passed, "; ")
+	var out strings.Builder
+	out.WriteString("gates passed: " + strings.Join(passed, "; "))
 	for _, a := range advisory {
-		out += fmt.Sprintf("\nadvisory gate, not rejecting: %s\n%s", failedLine(a.Command, a.Result), a.Result.Output)
+		out.WriteString(fmt.Sprintf("\nadvisory gate, not rejecting: %s\n%s", failedLine(a.Command, a.Result), a.Result.Output))
 	}
-	return true, out, nil
+	return true, out.String(), nil
 }
 
 // run runs one command, or reuses its result on this tree.

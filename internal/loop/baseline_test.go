@@ -76,7 +76,7 @@ func TestBaselineFailureStopsBeforeTheAgent(t *testing.T) {
 	f.repo = &memRepo{}
 	g := &cmdGate{project: []string{"go vet ./...", "go test ./..."}, repo: f.repo,
 		fails: func(c string, _ int) bool { return c == "go test ./..." }}
-	events, err := gateRun(context.Background(), t, f, g)
+	events, err := gateRun(t.Context(), t, f, g)
 	var be *BaselineError
 	if !errors.As(err, &be) {
 		t.Fatalf("Run = %v, want a BaselineError", err)
@@ -118,7 +118,7 @@ func TestAllowFailingGatesMakesThemAdvisory(t *testing.T) {
 	f.agent.before = func(int) { f.repo.tree++ }
 	g := &cmdGate{project: []string{"go test ./...", "go vet ./..."}, repo: f.repo,
 		fails: func(c string, tree int) bool { return c == "go test ./..." || (c == "go vet ./..." && tree == 2) }}
-	events, err := gateRun(context.Background(), t, f, g)
+	events, err := gateRun(t.Context(), t, f, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestUnchangedTreeIsNotCheckedAgain(t *testing.T) {
 		}
 	}
 	g := &cmdGate{project: []string{"go test ./..."}, task: []string{"test -f x", "go test ./..."}, repo: f.repo}
-	if _, err := gateRun(context.Background(), t, f, g); err != nil {
+	if _, err := gateRun(t.Context(), t, f, g); err != nil {
 		t.Fatal(err)
 	}
 	// The baseline ran go test on tree 0; A's check reused it, ran the
@@ -181,7 +181,7 @@ func TestBaselineLeavesOutTaskCommands(t *testing.T) {
 	// the starting tree, and that stops nothing.
 	g := &cmdGate{project: []string{"true"}, task: []string{"test -f hello.txt"}, repo: f.repo,
 		fails: func(c string, tree int) bool { return c == "test -f hello.txt" && tree == 0 }}
-	if _, err := gateRun(context.Background(), t, f, g); err != nil {
+	if _, err := gateRun(t.Context(), t, f, g); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"true@0", "true@1", "test -f hello.txt@1"}, g.runs); diff != "" {
@@ -195,7 +195,7 @@ func TestNoBaselineWithoutOpenTasks(t *testing.T) {
 	f.plan.p.Tasks[0].Status = task.StatusDone
 	f.repo = &memRepo{}
 	g := &cmdGate{project: []string{"false"}, repo: f.repo, fails: func(string, int) bool { return true }}
-	if _, err := gateRun(context.Background(), t, f, g); err != nil {
+	if _, err := gateRun(t.Context(), t, f, g); err != nil {
 		t.Fatal(err)
 	}
 	if len(g.runs) != 0 {
@@ -207,7 +207,7 @@ func TestNoReuseWithoutARepository(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []string{"A"}, done())
 	g := &cmdGate{project: []string{"go test ./..."}, repo: &memRepo{}}
-	if _, err := gateRun(context.Background(), t, f, g); err != nil {
+	if _, err := gateRun(t.Context(), t, f, g); err != nil {
 		t.Fatal(err)
 	}
 	if len(g.runs) != 2 {
@@ -219,7 +219,7 @@ func TestInterruptDuringTheBaseline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []string{"A"}, done())
 	f.repo = &memRepo{}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	g := &cmdGate{project: []string{"go test ./..."}, repo: f.repo, cancel: cancel}
 	_, err := gateRun(ctx, t, f, g)
@@ -253,7 +253,7 @@ func TestSkipBaseline(t *testing.T) {
 	f.repo = &memRepo{}
 	f.agent.before = func(int) { f.repo.tree++ }
 	g := &cmdGate{project: []string{"go test ./..."}, repo: f.repo, fails: func(_ string, tree int) bool { return tree == 0 }}
-	events, err := gateRun(context.Background(), t, f, g)
+	events, err := gateRun(t.Context(), t, f, g)
 	if err != nil {
 		t.Fatal(err)
 	}

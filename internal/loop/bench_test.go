@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +28,7 @@ func BenchmarkIteration(b *testing.B) {
 }
 
 func benchIteration(b *testing.B, tasks int) {
+	b.Helper()
 	const iterations = 50
 	ids := make([]string, tasks)
 	for i := range ids {
@@ -45,7 +45,7 @@ func benchIteration(b *testing.B, tasks int) {
 			opts:  Options{Dir: benchDir(b), MaxIterations: iterations, MaxAttempts: 3, StuckThreshold: 5},
 		}
 		b.StartTimer()
-		err := Run(context.Background(), f.opts, Deps{Agent: f.agent, Plan: f.plan, Store: f.store,
+		err := Run(b.Context(), f.opts, Deps{Agent: f.agent, Plan: f.plan, Store: f.store,
 			Now: f.clock.Now, Sleep: f.clock.Sleep})
 		if err != nil && (tasks == iterations || !errors.Is(err, ErrLimit)) {
 			b.Fatal(err)
@@ -69,6 +69,7 @@ func BenchmarkIterationFile(b *testing.B) {
 }
 
 func benchIterationFile(b *testing.B, tasks int) {
+	b.Helper()
 	const iterations = 50
 	var stories []string
 	for i := 1; i <= tasks; i++ {
@@ -94,7 +95,7 @@ func benchIterationFile(b *testing.B, tasks int) {
 			opts:  Options{Dir: dir, MaxIterations: iterations, MaxAttempts: 3, StuckThreshold: 5},
 		}
 		b.StartTimer()
-		err = Run(context.Background(), f.opts, Deps{Agent: f.agent, Plan: plan, Store: f.store,
+		err = Run(b.Context(), f.opts, Deps{Agent: f.agent, Plan: plan, Store: f.store,
 			Now: f.clock.Now, Sleep: f.clock.Sleep})
 		if err != nil && (tasks == iterations || !errors.Is(err, ErrLimit)) {
 			b.Fatal(err)
@@ -110,7 +111,8 @@ func benchIterationFile(b *testing.B, tasks int) {
 // there is no tmpfs: creating files on a busy disk costs milliseconds,
 // which would hide the engine's own cost.
 func benchDir(b *testing.B) string {
-	dir, err := os.MkdirTemp("/dev/shm", "ralph-bench-")
+	b.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "ralph-bench-") //nolint:usetesting // tmpfs on purpose; b.TempDir is on disk
 	if err != nil {
 		return b.TempDir()
 	}

@@ -65,7 +65,7 @@ func TestFilesChangedAreTheAgents(t *testing.T) {
 					tc.agentDoes(f)
 				}
 			}
-			_ = Run(context.Background(), f.opts, Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: repo,
+			_ = Run(t.Context(), f.opts, Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: repo,
 				Now: f.clock.Now, Sleep: f.clock.Sleep})
 			var got []int
 			for _, r := range f.store.history {

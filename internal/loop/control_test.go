@@ -30,6 +30,8 @@ func (f *fixture) runSteeredWatching(ctx context.Context, s *Steering, during fu
 			switch e.Kind {
 			case EventPaused, EventResumed, EventTaskSkipped:
 				kinds = append(kinds, e.Kind)
+			default:
+				// The other values need nothing here.
 			}
 		}}
 	return kinds, Run(ctx, f.opts, deps)
@@ -39,7 +41,7 @@ func TestSkipSetsTheTaskAsideAfterItsIteration(t *testing.T) {
 	t.Parallel()
 	noMarker := agent.Result{FinalText: "still working"}
 	f := newFixture(t, []string{"A", "B"}, noMarker, done())
-	kinds, err := f.runSteered(context.Background(), NewSteering(), func(n int, s *Steering) {
+	kinds, err := f.runSteered(t.Context(), NewSteering(), func(n int, s *Steering) {
 		if n == 1 {
 			s.Skip("A")
 		}
@@ -58,7 +60,7 @@ func TestSkipSetsTheTaskAsideAfterItsIteration(t *testing.T) {
 func TestSkipOfADoneTaskIsIgnored(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []string{"A", "B"}, done())
-	kinds, err := f.runSteered(context.Background(), NewSteering(), func(n int, s *Steering) {
+	kinds, err := f.runSteered(t.Context(), NewSteering(), func(n int, s *Steering) {
 		if n == 1 {
 			s.Skip("A")
 		}
@@ -82,7 +84,7 @@ func TestPauseHoldsTheLoopUntilResumed(t *testing.T) {
 			close(paused)
 		}
 	}
-	kinds, err := f.runSteeredWatching(context.Background(), s, func(n int, s *Steering) {
+	kinds, err := f.runSteeredWatching(t.Context(), s, func(n int, s *Steering) {
 		switch n {
 		case 1:
 			if !s.TogglePause() {
@@ -116,7 +118,7 @@ func TestPauseHoldsTheLoopUntilResumed(t *testing.T) {
 func TestInterruptWhilePausedEndsTheRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, []string{"A", "B"}, done())
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	watch := func(e Event) {
 		if e.Kind == EventPaused {

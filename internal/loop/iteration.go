@@ -122,6 +122,8 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 			hint = "then run again"
 		}
 		return it.iteration, fmt.Errorf("%w: %s; %s", ErrFatal, it.errText, hint)
+	default:
+		// The other values need nothing here.
 	}
 	return it.iteration, nil
 }
@@ -170,6 +172,8 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 			return set(state.OutcomeTransientError, res.ErrorText)
 		case agent.ErrorFatal:
 			return set(state.OutcomeFatalError, res.ErrorText)
+		default:
+			// The other values need nothing here.
 		}
 	}
 
@@ -212,6 +216,8 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 	case completion.TaskFailed:
 		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
 		return c
+	default:
+		// The other values need nothing here.
 	}
 	if c.result.IsError {
 		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.result.ErrorText, "the agent reported an error")

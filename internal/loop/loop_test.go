@@ -186,7 +186,7 @@ func (f *fixture) run(t *testing.T) error {
 	if f.gate != nil {
 		deps.Gate = f.gate
 	}
-	return Run(context.Background(), f.opts, deps)
+	return Run(t.Context(), f.opts, deps)
 }
 
 func (f *fixture) outcomes() []string {

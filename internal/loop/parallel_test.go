@@ -270,6 +270,7 @@ type parFixture struct {
 }
 
 func newParFixture(t *testing.T, tasks ...task.Task) *parFixture {
+	t.Helper()
 	return &parFixture{plan: newSyncPlan(tasks...), store: &syncStore{dir: t.TempDir()}, agent: &treeAgent{},
 		main: &fakeRepo{}, trees: newFakeTrees()}
 }
@@ -295,7 +296,7 @@ func TestParallelRunsIndependentTasksAtOnce(t *testing.T) {
 	t.Parallel()
 	f := newParFixture(t, ids("A", "B", "C", "D")...)
 	f.agent.work = barrier(f.agent, 3)
-	if err := f.run(context.Background(), 3, Options{}); err != nil {
+	if err := f.run(t.Context(), 3, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if f.agent.peak != 3 {
@@ -366,7 +367,7 @@ func TestParallelHonoursDependencies(t *testing.T) {
 		}
 		return nil
 	}
-	if err := f.run(context.Background(), 3, Options{}); err != nil {
+	if err := f.run(t.Context(), 3, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string][]string{"A": {"task_done"}, "B": {"task_done"}, "C": {"task_done"}}, f.store.outcomes()); diff != "" {
@@ -381,7 +382,7 @@ func TestParallelConflictRerunsOnNewHead(t *testing.T) {
 	t.Parallel()
 	f := newParFixture(t, ids("A", "B")...)
 	f.trees.conflict = func(branch string, n int) bool { return branch == TaskBranchPrefix+"B" && n == 1 }
-	if err := f.run(context.Background(), 2, Options{}); err != nil {
+	if err := f.run(t.Context(), 2, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string][]string{"A": {"task_done"}, "B": {"gate_failed", "task_done"}}, f.store.outcomes()); diff != "" {
@@ -417,7 +418,7 @@ func TestParallelFailedAttemptKeepsWorktreeForRetry(t *testing.T) {
 		}
 		return nil
 	}
-	if err := f.run(context.Background(), 2, Options{}); err != nil {
+	if err := f.run(t.Context(), 2, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string][]string{"A": {"no_marker", "task_done"}}, f.store.outcomes()); diff != "" {
@@ -431,7 +432,7 @@ func TestParallelFailedAttemptKeepsWorktreeForRetry(t *testing.T) {
 func TestParallelInterruptCleansUp(t *testing.T) {
 	t.Parallel()
 	f := newParFixture(t, ids("A", "B")...)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	f.agent.work = func(ctx context.Context, _ string, _ int) error {
 		f.agent.mu.Lock()
 		both := f.agent.peak == 2
@@ -466,7 +467,7 @@ func TestParallelRefusals(t *testing.T) {
 	} {
 		f := newParFixture(t, ids("A")...)
 		deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: f.main}
-		err := RunParallel(context.Background(), tt.opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/w"})
+		err := RunParallel(t.Context(), tt.opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/w"})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}

@@ -43,6 +43,8 @@ func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 			return err
 		}
 		return r.checkStuck(it)
+	default:
+		// The other values need nothing here.
 	}
 	r.transient = 0
 	r.limitWaits = 0
@@ -95,6 +97,8 @@ func (r *runner) checkStuck(it iteration) error {
 	switch it.outcome {
 	case state.OutcomeNoMarker, state.OutcomePrematureClaim, state.OutcomeTimeout, state.OutcomeIdleTimeout:
 		errText = ""
+	default:
+		// The other values need nothing here.
 	}
 	if norm := normalizeError(errText); norm != "" && norm == r.lastError {
 		r.sameError++

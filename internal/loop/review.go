@@ -164,6 +164,8 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 					}
 					continue
 				}
+			default:
+				// The other values need nothing here.
 			}
 		}
 		transient = 0

@@ -90,7 +90,7 @@ func (f *fixture) runWith(t *testing.T, reviewer Agent, trees Trees) ([]Event, e
 	if f.gate != nil {
 		deps.Gate = f.gate
 	}
-	return events, Run(context.Background(), f.opts, deps)
+	return events, Run(t.Context(), f.opts, deps)
 }
 
 func TestReviewReviseThenShip(t *testing.T) {

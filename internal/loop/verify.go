@@ -293,7 +293,7 @@ func (r *runner) treeReader(ctx context.Context, tree string, names []string) fu
 // "diff --git a/P b/P" lines; quoted names are left to be read one by one.
 func diffPaths(diff []byte) []string {
 	var out []string
-	for _, line := range bytes.Split(diff, []byte("\n")) {
+	for line := range bytes.SplitSeq(diff, []byte("\n")) {
 		rest, ok := bytes.CutPrefix(line, []byte("diff --git a/"))
 		if !ok || len(rest)%2 == 0 {
 			continue

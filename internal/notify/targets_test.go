@@ -24,7 +24,7 @@ func TestCommandFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			ctx, cancel := context.WithTimeout(t.Context(), tt.timeout)
 			defer cancel()
 			err := command{cmd: tt.cmd, dir: t.TempDir(), env: os.Environ()}.send(ctx, Event{Event: "started"})
 			if len(tt.want) == 0 {

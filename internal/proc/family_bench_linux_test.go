@@ -1,7 +1,6 @@
 package proc_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ralph-loop/ralph/internal/proc"
@@ -12,7 +11,7 @@ import (
 func BenchmarkRun(b *testing.B) {
 	for _, inFamily := range []bool{false, true} {
 		name := "bare"
-		ctx := context.Background()
+		ctx := b.Context()
 		if inFamily {
 			name = "family"
 			f, err := proc.NewFamily("bench", proc.FamilyOptions{})

@@ -422,7 +422,7 @@ func childPids() (pids []int, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		for _, field := range strings.Fields(string(b)) {
+		for field := range strings.FieldsSeq(string(b)) {
 			pid, err := strconv.Atoi(field)
 			if err != nil {
 				return nil, false

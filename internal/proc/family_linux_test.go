@@ -55,7 +55,7 @@ func startDaemons(t *testing.T, f *proc.Family) (*proc.Process, io.Closer, []int
 	}
 	dir := t.TempDir()
 	stdin, w := io.Pipe()
-	p, err := proc.Start(proc.WithFamily(context.Background(), f),
+	p, err := proc.Start(proc.WithFamily(t.Context(), f),
 		proc.Cmd{Argv: []string{"sh", "-c", daemons}, Dir: dir, Stdin: stdin, Pipes: true})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func startDaemons(t *testing.T, f *proc.Family) (*proc.Process, io.Closer, []int
 func TestMarker(t *testing.T) {
 	t.Parallel()
 	f := newFamily(t, proc.FamilyOptions{})
-	ctx := proc.WithFamily(context.Background(), f)
+	ctx := proc.WithFamily(t.Context(), f)
 	var got []string
 	for range 2 {
 		var out strings.Builder
@@ -197,7 +197,7 @@ func TestSweepOnlyTheFinishedChild(t *testing.T) {
 func TestSweepReapsTheGroup(t *testing.T) {
 	t.Parallel()
 	f := newFamily(t, proc.FamilyOptions{})
-	c := startShell(t, proc.WithFamily(context.Background(), f), proc.Cmd{}, `sleep 300 & echo $!`)
+	c := startShell(t, proc.WithFamily(t.Context(), f), proc.Cmd{}, `sleep 300 & echo $!`)
 	member := c.pid(t)
 	watch := watchExit(t, member)
 	res := c.p.Wait()
@@ -317,7 +317,7 @@ func findGuardian(t *testing.T, id string) int {
 // not those that ended.
 func TestGuardian(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	registered := startShell(t, ctx, proc.Cmd{}, `echo $$; exec sleep 300`)
 	ended := startShell(t, ctx, proc.Cmd{}, `echo $$; exec sleep 300`)
@@ -399,7 +399,7 @@ func TestKeepDaemons(t *testing.T) {
 	f := newFamily(t, proc.FamilyOptions{})
 	var out strings.Builder
 	// The daemon says it is up once it has left the group.
-	res, err := proc.Run(proc.WithFamily(context.Background(), f), proc.Cmd{KeepDaemons: true,
+	res, err := proc.Run(proc.WithFamily(t.Context(), f), proc.Cmd{KeepDaemons: true,
 		Argv: []string{"sh", "-c", `echo "mark=$RALPH_PROC"; mkfifo up; exec 3<>up
 setsid sh -c 'echo > up; exec sleep 300' </dev/null >/dev/null 2>&1 & echo $!; read _ <&3`},
 		Env: []string{"PATH=" + os.Getenv("PATH")}, Dir: t.TempDir(), Stdout: &out})

@@ -112,7 +112,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			c := startShell(t, ctx, tt.cmd, stubborn)
 			pgid, grandchild := c.pid(t), c.pid(t)
@@ -138,7 +138,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 
 func TestCancelTermsThenKills(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	// The script notes SIGTERM and goes on waiting for its child, which
 	// ignores it.
@@ -173,7 +173,7 @@ func TestExitStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.script, func(t *testing.T) {
 			t.Parallel()
-			got, err := proc.Run(context.Background(), proc.Cmd{Argv: []string{"sh", "-c", tt.script}})
+			got, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"sh", "-c", tt.script}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestExitStatus(t *testing.T) {
 // TestSweep: what the child left running in its group dies when it exits.
 func TestSweep(t *testing.T) {
 	t.Parallel()
-	c := startShell(t, context.Background(), proc.Cmd{}, `echo $$; sleep 60 & echo $!`)
+	c := startShell(t, t.Context(), proc.Cmd{}, `echo $$; sleep 60 & echo $!`)
 	pgid, grandchild := c.pid(t), c.pid(t)
 	exited := watchExit(t, grandchild)
 	if got := c.p.Wait(); got.ExitCode != 0 || got.Err() != nil {
@@ -214,7 +214,7 @@ func TestEscapedHolder(t *testing.T) {
 	var out bytes.Buffer
 	// The holder outlives any test timeout: a Wait that waited for the
 	// pipe would hang, not merely be slow.
-	p, err := proc.Start(context.Background(), proc.Cmd{
+	p, err := proc.Start(t.Context(), proc.Cmd{
 		Argv:      []string{"sh", "-c", `setsid sleep 3600 & echo $!`},
 		Stdout:    &out,
 		WaitDelay: 50 * time.Millisecond,
@@ -260,7 +260,7 @@ func TestIO(t *testing.T) {
 			if tt.sameWriter {
 				c.Stderr = &out
 			}
-			got, err := proc.Run(context.Background(), c)
+			got, err := proc.Run(t.Context(), c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,16 +279,16 @@ func TestIO(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	t.Parallel()
-	_, err := proc.Run(context.Background(), proc.Cmd{Argv: []string{"ralph-no-such-program"}})
+	_, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"ralph-no-such-program"}})
 	if !proc.IsNotFound(err) || !strings.Contains(err.Error(), "ralph-no-such-program") {
 		t.Errorf("missing program: %v, want not found, naming it", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := proc.Run(ctx, proc.Cmd{Argv: []string{"true"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ctx done: %v, want context.Canceled", err)
 	}
-	if _, err := proc.Run(context.Background(), proc.Cmd{Argv: []string{"true"}, Pipes: true, Stdout: io.Discard}); err == nil {
+	if _, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"true"}, Pipes: true, Stdout: io.Discard}); err == nil {
 		t.Error("Pipes with Stdout: no error")
 	}
 }
@@ -304,13 +304,13 @@ func TestRunsOnTheChildsPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	_, err := proc.Run(context.Background(), proc.Cmd{Argv: []string{"ralph-proc-hello"}, Env: []string{"PATH=" + bin}, Stdout: &out})
+	_, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"ralph-proc-hello"}, Env: []string{"PATH=" + bin}, Stdout: &out})
 	if err != nil || out.String() != "hello\n" {
 		t.Errorf("on the child's PATH: %v, %q", err, out.String())
 	}
 	// Relative entries are skipped: a file in the project cannot stand in
 	// for a program.
-	_, err = proc.Run(context.Background(), proc.Cmd{Argv: []string{"ralph-proc-hello"}, Dir: dir, Env: []string{"PATH=bin"}})
+	_, err = proc.Run(t.Context(), proc.Cmd{Argv: []string{"ralph-proc-hello"}, Dir: dir, Env: []string{"PATH=bin"}})
 	if !proc.IsNotFound(err) {
 		t.Errorf("on a relative PATH entry: %v, want not found", err)
 	}

@@ -130,7 +130,7 @@ func onlyRalphIgnored(ctx context.Context, t Tree, rel string) bool {
 // ignoreLines are a .gitignore's patterns but ralph's own entry.
 func ignoreLines(b []byte) []string {
 	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for l := range strings.SplitSeq(string(b), "\n") {
 		switch l = strings.TrimSpace(l); l {
 		case "", ".ralph", ".ralph/", "/.ralph", "/.ralph/":
 		default:

@@ -72,7 +72,7 @@ func TestCheckDirty(t *testing.T) {
 			s, tree := dirtyProject(t, tt.sub)
 			tree.changes = tt.changes
 			project := filepath.Dir(s.Dir())
-			leftover, err := s.CheckDirty(context.Background(), tree, filepath.Join(project, "prd.json"), "ralph.toml", "prompt.md", "")
+			leftover, err := s.CheckDirty(t.Context(), tree, filepath.Join(project, "prd.json"), "ralph.toml", "prompt.md", "")
 			if leftover {
 				t.Error("leftover without a last tree")
 			}
@@ -101,7 +101,7 @@ func TestCheckDirtyAbsolutePrompt(t *testing.T) {
 	prompt := filepath.Join(tree.dir, "prompts", "ralph.md")
 	writeFileT(t, prompt, "do it")
 	tree.changes = []Change{{"??", "prompts/ralph.md"}}
-	if _, err := s.CheckDirty(context.Background(), tree, prompt); err != nil {
+	if _, err := s.CheckDirty(t.Context(), tree, prompt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -126,7 +126,7 @@ func TestCheckDirtyGitignore(t *testing.T) {
 				tree.head = map[string]string{".gitignore": tt.head}
 			}
 			tree.changes = []Change{{code, ".gitignore"}}
-			_, err := s.CheckDirty(context.Background(), tree)
+			_, err := s.CheckDirty(t.Context(), tree)
 			if (err == nil) != tt.ok {
 				t.Errorf("CheckDirty = %v, want ok %v", err, tt.ok)
 			}
@@ -138,7 +138,7 @@ func TestCheckDirtyGitignore(t *testing.T) {
 // them are its own; any change since is not.
 func TestCheckDirtyLeftover(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	s, tree := dirtyProject(t, "")
 	tree.changes = []Change{{"??", "half.txt"}}
 	tree.snap = "as-left"

@@ -17,15 +17,15 @@ func TestEnsureGitignore(t *testing.T) {
 		wantChanged bool
 	}{
 		{"absent", nil, ".ralph/\n", true},
-		{"empty", ptr(""), ".ralph/\n", true},
-		{"trailing newline", ptr("node_modules/\n"), "node_modules/\n.ralph/\n", true},
-		{"no trailing newline", ptr("node_modules/\n*.log"), "node_modules/\n*.log\n.ralph/\n", true},
-		{"crlf", ptr("node_modules/\r\n*.log"), "node_modules/\r\n*.log\r\n.ralph/\r\n", true},
-		{"has .ralph/", ptr("a\n.ralph/\nb\n"), "a\n.ralph/\nb\n", false},
-		{"has .ralph", ptr(".ralph"), ".ralph", false},
-		{"has /.ralph/", ptr("  /.ralph/  \r\n"), "  /.ralph/  \r\n", false},
-		{"has /.ralph", ptr("x\n/.ralph\n"), "x\n/.ralph\n", false},
-		{"only similar", ptr(".ralph-old/\n# .ralph/\n"), ".ralph-old/\n# .ralph/\n.ralph/\n", true},
+		{"empty", new(""), ".ralph/\n", true},
+		{"trailing newline", new("node_modules/\n"), "node_modules/\n.ralph/\n", true},
+		{"no trailing newline", new("node_modules/\n*.log"), "node_modules/\n*.log\n.ralph/\n", true},
+		{"crlf", new("node_modules/\r\n*.log"), "node_modules/\r\n*.log\r\n.ralph/\r\n", true},
+		{"has .ralph/", new("a\n.ralph/\nb\n"), "a\n.ralph/\nb\n", false},
+		{"has .ralph", new(".ralph"), ".ralph", false},
+		{"has /.ralph/", new("  /.ralph/  \r\n"), "  /.ralph/  \r\n", false},
+		{"has /.ralph", new("x\n/.ralph\n"), "x\n/.ralph\n", false},
+		{"only similar", new(".ralph-old/\n# .ralph/\n"), ".ralph-old/\n# .ralph/\n.ralph/\n", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,5 +63,3 @@ func TestEnsureGitignore(t *testing.T) {
 		})
 	}
 }
-
-func ptr(s string) *string { return &s }

@@ -104,10 +104,7 @@ func lastLineStart(f *os.File, size int64) (int64, error) {
 	buf := make([]byte, block)
 	end := size
 	for end > 0 {
-		n := int64(block)
-		if n > end {
-			n = end
-		}
+		n := min(int64(block), end)
 		chunk := buf[:n]
 		if _, err := f.ReadAt(chunk, end-n); err != nil {
 			return 0, err

@@ -66,7 +66,7 @@ func (f *snapshots) Snapshot(context.Context) (string, error) { return f.snap, f
 
 func TestSaveTree(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	s := openTemp(t)
 	tree := &snapshots{snap: "abc"}
 	if s.asLastRunLeftIt(ctx, tree) {

@@ -8,11 +8,11 @@ type Outcome string
 // The outcomes of an iteration, exactly one each, recorded in history.
 const (
 	OutcomeTaskDone       Outcome = "task_done"
-	OutcomePlanDone               = "plan_done"
-	OutcomeNoMarker               = "no_marker"
-	OutcomeTaskFailed             = "task_failed"
-	OutcomePrematureClaim         = "premature_claim"
-	OutcomeGateFailed             = "gate_failed"
+	OutcomePlanDone       Outcome = "plan_done"
+	OutcomeNoMarker       Outcome = "no_marker"
+	OutcomeTaskFailed     Outcome = "task_failed"
+	OutcomePrematureClaim Outcome = "premature_claim"
+	OutcomeGateFailed     Outcome = "gate_failed"
 	// OutcomeGuardRejected: with guard = "strict", the tamper guard found
 	// changes that weaken the checks in the task's diff.
 	OutcomeGuardRejected = "guard_rejected"
@@ -37,6 +37,8 @@ func (o Outcome) CountsAsAttempt() bool {
 	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout,
 		OutcomeGuardRejected, OutcomeReviewRejected, OutcomeReviewFailed:
 		return true
+	default:
+		// The other values need nothing here.
 	}
 	return false
 }

@@ -29,6 +29,7 @@ func checklistN(n int) []byte {
 }
 
 func benchRead(b *testing.B, read func(path string, data []byte) error, path string, data []byte) {
+	b.Helper()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -83,7 +84,7 @@ func benchSetStatus(b *testing.B, dir, name string, data []byte, n int) {
 // skips the benchmark where there is none.
 func tmpfs(b *testing.B) string {
 	b.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "ralph-bench-")
+	dir, err := os.MkdirTemp("/dev/shm", "ralph-bench-") //nolint:usetesting // tmpfs on purpose; b.TempDir is on disk
 	if err != nil {
 		b.Skipf("no tmpfs at /dev/shm: %v", err)
 	}

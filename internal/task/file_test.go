@@ -283,12 +283,12 @@ func TestFileSetStatusRefusesConflict(t *testing.T) {
 	}{
 		{
 			name:   "task removed",
-			theirs: ptr(`{"userStories": [{"id": "B", "passes": false}]}`),
+			theirs: new(`{"userStories": [{"id": "B", "passes": false}]}`),
 			want:   `DIR/prd.json: plan file changed on disk since it was read and no longer has task "A"; not marking it done`,
 		},
 		{
 			name:   "now invalid",
-			theirs: ptr(`{"userStories": [{"id": "A", "passes": false},]}`),
+			theirs: new(`{"userStories": [{"id": "A", "passes": false},]}`),
 			want: "DIR/prd.json: plan file changed on disk since it was read and is no longer valid; not marking A done:\n" +
 				"DIR/prd.json:1: invalid JSON: invalid character ']' looking for beginning of value",
 		},
@@ -336,8 +336,6 @@ func TestFileSetStatusRefusesConflict(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestFileModifiedAndRestore(t *testing.T) {
 	t.Parallel()

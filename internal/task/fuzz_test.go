@@ -11,6 +11,7 @@ import (
 // task keeps the file readable with one more task.
 
 func seedFuzz(f *testing.F, fixtures []string, extra ...string) {
+	f.Helper()
 	for _, name := range fixtures {
 		data := readFixture(f, name)
 		f.Add(data)
@@ -24,6 +25,7 @@ func seedFuzz(f *testing.F, fixtures []string, extra ...string) {
 }
 
 func fuzzFormat(t *testing.T, fm format, path string, data []byte) {
+	t.Helper()
 	checkSetStatus(t, fm, path, data)
 	before, err := parsePlan(fm, path, data)
 	if err != nil {

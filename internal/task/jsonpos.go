@@ -40,6 +40,8 @@ func (k jsonKind) String() string {
 		return "an array"
 	case jsonObject:
 		return "an object"
+	default:
+		// The other values need nothing here.
 	}
 	return "null"
 }

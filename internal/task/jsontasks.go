@@ -233,6 +233,8 @@ func (c *jsonChecker) boolean(n *jsonNode, prefix, key string) bool {
 		return false
 	case jsonBool:
 		return v.boolean
+	default:
+		// The other values need nothing here.
 	}
 	msg := "want true or false, got " + describe(v)
 	if v.kind == jsonString && (v.str == "true" || v.str == "false") {
@@ -341,6 +343,8 @@ func describe(n *jsonNode) string {
 		return string(n.num)
 	case jsonBool:
 		return strconv.FormatBool(n.boolean)
+	default:
+		// The other values need nothing here.
 	}
 	return n.kind.String()
 }

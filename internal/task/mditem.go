@@ -252,6 +252,8 @@ func boxMark(st Status) byte {
 		return markDone
 	case StatusFailed:
 		return markFailed
+	default:
+		// The other values need nothing here.
 	}
 	return markOpen
 }
@@ -270,7 +272,7 @@ func renderItem(t Task, pos int, prefix, nl string) string {
 	head, idMeta := itemHead(t, pos)
 	fmt.Fprintf(&b, "%s[%c] %s%s", prefix, boxMark(t.Status), head, nl)
 	if t.Description != "" {
-		for _, l := range strings.Split(strings.TrimSpace(t.Description), "\n") {
+		for l := range strings.SplitSeq(strings.TrimSpace(t.Description), "\n") {
 			if l = strings.TrimSpace(l); l == "" {
 				b.WriteString(nl) // a paragraph break inside the item
 				continue

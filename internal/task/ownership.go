@@ -7,11 +7,11 @@ import "fmt"
 type Ownership string
 
 const (
-	// OwnerRunner: ralph gives the agent one named task and marks it done
+	// OwnerRunner means ralph gives the agent one named task and marks it done
 	// once the agent's claim passes the checks; the agent may not edit
 	// task statuses.
 	OwnerRunner Ownership = "runner"
-	// OwnerAgent: the agent picks a task and ticks it in the plan itself,
+	// OwnerAgent means the agent picks a task and ticks it in the plan itself,
 	// as snarktank's ralph.sh prompt asks; ralph re-reads the plan.
 	OwnerAgent Ownership = "agent"
 )

@@ -98,14 +98,15 @@ func readPRD(path string, data []byte) (*jsonTasks, error) {
 	us := root.member("userStories")
 	switch {
 	case us == nil:
-		msg := `missing: a prd.json lists its tasks as "userStories": [{"id": "US-001", "title": "...", "passes": false}, ...]`
+		var msg strings.Builder
+		msg.WriteString(`missing: a prd.json lists its tasks as "userStories": [{"id": "US-001", "title": "...", "passes": false}, ...]`)
 		for _, m := range root.members {
 			if m.val.kind == jsonArray && isStoriesLike(m.key) {
-				msg += fmt.Sprintf(` — rename %q to "userStories"`, m.key)
+				msg.WriteString(fmt.Sprintf(` — rename %q to "userStories"`, m.key))
 				break
 			}
 		}
-		c.add(root.start, "userStories", msg)
+		c.add(root.start, "userStories", msg.String())
 		return nil, c.err()
 	case us.val.kind != jsonArray:
 		c.add(us.val.start, "userStories", fmt.Sprintf(`want an array of stories, got %s — write "userStories": [{"id": "US-001", ...}, ...]`, us.val.kind))

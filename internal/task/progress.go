@@ -82,6 +82,8 @@ func tuiWordFor(st Status) string {
 		return "completed"
 	case StatusFailed:
 		return "failed"
+	default:
+		// The other values need nothing here.
 	}
 	return "pending"
 }

@@ -20,7 +20,7 @@ func validationCommands(doc string) []string {
 	var cmds []string
 	in, fenced := false, false
 	level := 0
-	for _, line := range strings.Split(strings.ReplaceAll(doc, "\r\n", "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.ReplaceAll(doc, "\r\n", "\n"), "\n") {
 		trimmed := strings.TrimSpace(line)
 		if !fenced && strings.HasPrefix(trimmed, "#") {
 			n := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))

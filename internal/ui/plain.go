@@ -105,6 +105,8 @@ func (p *Plain) agentLine(a *agent.Event) {
 		if p.opts.Verbose {
 			fmt.Fprintf(p.w, "  %s\n", oneLine(a.Text, 200))
 		}
+	default:
+		// The other values need nothing here.
 	}
 }
 
@@ -117,6 +119,8 @@ func (p *Plain) ended(e loop.Event) {
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		mark = p.color(ansiRed, "✗")
+	default:
+		// The other values need nothing here.
 	}
 	parts := []string{fmt.Sprintf("%s %s", mark, r.Outcome), (time.Duration(r.DurationMS) * time.Millisecond).String()}
 	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {

@@ -138,6 +138,8 @@ func (p *transcriptPrinter) event(e agent.Event) {
 		if text := strings.TrimSpace(e.Text); text != "" && text != p.last {
 			p.block("■ ", text, nil)
 		}
+	default:
+		// The other values need nothing here.
 	}
 }
 

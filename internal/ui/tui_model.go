@@ -460,7 +460,7 @@ func (m *model) agentEvent(a *agent.Event) {
 	}
 	switch a.Kind {
 	case agent.EventText:
-		for _, l := range strings.Split(strings.TrimSpace(a.Text), "\n") {
+		for l := range strings.SplitSeq(strings.TrimSpace(a.Text), "\n") {
 			if strings.TrimSpace(l) != "" {
 				m.add(actText, l)
 			}
@@ -495,7 +495,7 @@ func (m *model) iterationEnded(e loop.Event) {
 	switch r.Outcome {
 	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		kind = actOutcomeGood
-		for _, id := range strings.Split(r.TaskID, ",") {
+		for id := range strings.SplitSeq(r.TaskID, ",") {
 			if row := m.row(id); row != nil {
 				row.State = TaskDone
 			}
@@ -510,6 +510,8 @@ func (m *model) iterationEnded(e loop.Event) {
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		kind = actOutcomeBad
+	default:
+		// The other values need nothing here.
 	}
 	if kind != actOutcomeGood {
 		if row := m.row(r.TaskID); row != nil && row.State == TaskRunning {
@@ -541,6 +543,8 @@ func outcomeMark(outcome state.Outcome) string {
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
 		return "✗"
+	default:
+		// The other values need nothing here.
 	}
 	return "•"
 }

@@ -217,6 +217,8 @@ func (m model) taskLook(t taskRow) (mark, note string, paint func(string) string
 		return "↷", "skipped", m.pal.dim
 	case TaskSkipping:
 		return "↷", "skipping after this iteration", m.pal.yellow
+	default:
+		// The other values need nothing here.
 	}
 	return "○", "", func(s string) string { return s }
 }
@@ -268,7 +270,7 @@ func (m model) activityLines(a activity, w int) []string {
 	case actText:
 		width := max(10, w-3)
 		var out []string
-		for _, l := range strings.Split(ansi.Wrap(a.text, width, ""), "\n") {
+		for l := range strings.SplitSeq(ansi.Wrap(a.text, width, ""), "\n") {
 			out = append(out, fitLine("   "+l, w))
 		}
 		return out
@@ -289,6 +291,8 @@ func (m model) activityLines(a activity, w int) []string {
 		return one("   ", a.text, m.pal.yellow)
 	case actIteration:
 		return one(" ", "▶ "+a.text, m.pal.bold)
+	default:
+		// The other values need nothing here.
 	}
 	return one("   ", a.text, m.pal.dim)
 }

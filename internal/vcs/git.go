@@ -260,7 +260,7 @@ func (g *Git) Dirty(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, f := range strings.Split(out, "\x00") {
+	for f := range strings.SplitSeq(out, "\x00") {
 		if len(f) > 3 && !ralphPath(strings.TrimSuffix(f[3:], "/")) {
 			return true, nil
 		}
@@ -390,7 +390,7 @@ func (g *Git) addAll(ctx context.Context, env []string, force bool) ([]string, e
 // per file whose content changed in the index. ralph reports whether any
 // of them was in .ralph/, which changed leaves out.
 func parseAddVerbose(out string) (changed []string, ralph bool) {
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		rest, ok := strings.CutPrefix(line, "add '")
 		if !ok {
 			rest, ok = strings.CutPrefix(line, "remove '")

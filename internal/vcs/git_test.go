@@ -1,7 +1,6 @@
 package vcs
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -30,7 +29,7 @@ func repo(t *testing.T) (*Git, string) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	g, err := Open(context.Background(), dir, env)
+	g, err := Open(t.Context(), dir, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func write(t *testing.T, path, body string) {
 
 func TestSnapshotSeesEditsButNotRalphDir(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	before, err := g.Snapshot(ctx)
 	if err != nil {
@@ -111,7 +110,7 @@ func TestSnapshotSeesEditsButNotRalphDir(t *testing.T) {
 // (a lock a killed git left, a file it cannot read) is made again.
 func TestChangesSurviveABrokenPrivateIndex(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	if _, err := g.Changes(ctx); err != nil {
 		t.Fatal(err)
@@ -129,7 +128,7 @@ func TestChangesSurviveABrokenPrivateIndex(t *testing.T) {
 
 func TestDirty(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	check := func(what string, want bool) {
 		t.Helper()
@@ -152,7 +151,7 @@ func TestDirty(t *testing.T) {
 
 func TestCommitExcludesRalphDirEvenWhenIgnored(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, ignored := range []bool{false, true} {
 		g, dir := repo(t)
 		if ignored {
@@ -177,7 +176,7 @@ func TestCommitExcludesRalphDirEvenWhenIgnored(t *testing.T) {
 func TestCommitNothingToCommit(t *testing.T) {
 	t.Parallel()
 	g, _ := repo(t)
-	hash, err := g.Commit(context.Background(), "nothing")
+	hash, err := g.Commit(t.Context(), "nothing")
 	if err != nil || hash != "" {
 		t.Errorf("Commit = %q, %v; want \"\", nil", hash, err)
 	}
@@ -191,7 +190,7 @@ func TestCommitFailureCarriesGitStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, "x.go"), "package x\n")
-	_, err := g.Commit(context.Background(), "feat: x")
+	_, err := g.Commit(t.Context(), "feat: x")
 	if err == nil || !strings.Contains(err.Error(), "lint failed: x.go") {
 		t.Errorf("err = %v, want the hook's stderr", err)
 	}
@@ -200,7 +199,7 @@ func TestCommitFailureCarriesGitStderr(t *testing.T) {
 func TestOpenOutsideRepo(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, err := Open(context.Background(), dir, append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)))
+	_, err := Open(t.Context(), dir, append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)))
 	if !errors.Is(err, ErrNotRepo) {
 		t.Errorf("err = %v, want ErrNotRepo", err)
 	}
@@ -218,7 +217,7 @@ func testEnv(dir string) []string {
 // git runs git in dir and returns its trimmed output.
 func git(t *testing.T, g *Git, args ...string) string {
 	t.Helper()
-	out, err := g.run(context.Background(), nil, args...)
+	out, err := g.run(t.Context(), nil, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +226,7 @@ func git(t *testing.T, g *Git, args ...string) string {
 
 func TestBranchSwitchAndDetached(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, _ := repo(t)
 	start, err := g.Branch(ctx)
 	if err != nil || start == "" {
@@ -258,7 +257,7 @@ func TestBranchSwitchAndDetached(t *testing.T) {
 
 func TestStatusAndShow(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	write(t, filepath.Join(dir, "old.txt"), "old\n")
 	write(t, filepath.Join(dir, "keep.txt"), "keep\n")
@@ -286,7 +285,7 @@ func TestStatusAndShow(t *testing.T) {
 
 func TestWorktreeSquashMergeAndConflict(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	write(t, filepath.Join(dir, "progress.txt"), "# log\n")
 	write(t, filepath.Join(dir, "shared.txt"), "base\n")
@@ -360,7 +359,7 @@ func TestWorktreeSquashMergeAndConflict(t *testing.T) {
 
 func TestRemoveWorktreeGoneDirectory(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	wt, err := g.AddWorktree(ctx, filepath.Join(dir, "wt"), "ralph/task/X")
 	if err != nil {
@@ -384,7 +383,7 @@ func TestNoDescriptorLeak(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("needs /proc/self/fd")
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	round := func(i int) {
 		write(t, filepath.Join(dir, "f.txt"), strings.Repeat("x", i))
@@ -421,7 +420,7 @@ func openFDs(t *testing.T) int {
 // named relatively, as well as from the top.
 func TestOpenFromASubdirectory(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	top, dir := repo(t)
 	write(t, filepath.Join(dir, "sub", "a.txt"), "a")
 	g, err := Open(ctx, filepath.Join(dir, "sub"), top.Env)

@@ -250,7 +250,7 @@ func (s *Sapling) bookmarks(ctx context.Context) (active string, all []string, e
 	if err != nil {
 		return "", nil, err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(line, "no bookmarks") {
 			continue
@@ -277,7 +277,7 @@ func (s *Sapling) Status(ctx context.Context) ([]Change, error) {
 
 func parseSlStatus(out string) []Change {
 	var changes []Change
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		code, path, ok := strings.Cut(strings.TrimRight(line, "\r"), " ")
 		if ok && code != "" && path != "" {
 			changes = append(changes, Change{Code: code, Path: path})

@@ -1,7 +1,6 @@
 package vcs
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +48,7 @@ func slRepo(t *testing.T) (*Sapling, string) {
 	sl("init")
 	sl("addremove", "-X", "path:.ralph")
 	sl("commit", "-m", "init", "-X", "path:.ralph")
-	repo, err := Detect(context.Background(), dir, env)
+	repo, err := Detect(t.Context(), dir, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func slRepo(t *testing.T) (*Sapling, string) {
 
 func TestSaplingSnapshotCommitAndBookmarks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	s, dir := slRepo(t)
 	if real, _ := filepath.EvalSymlinks(dir); s.Dir() != real && s.Dir() != dir {
 		t.Errorf("Dir = %q, want %q", s.Dir(), dir)
@@ -134,7 +133,7 @@ func TestSaplingCommitRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, "x.go"), "package x\n")
-	_, err := s.Commit(context.Background(), "feat: x")
+	_, err := s.Commit(t.Context(), "feat: x")
 	if err == nil || !strings.Contains(err.Error(), "sl commit: ") || !strings.Contains(err.Error(), "precommit hook") {
 		t.Errorf("err = %v, want sl's abort message", err)
 	}
@@ -151,7 +150,7 @@ func TestDetectPrefersGitInAGitCheckout(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(testEnv(dir), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
-	r, err := Detect(context.Background(), dir, env)
+	r, err := Detect(t.Context(), dir, env)
 	if err != nil || r.Kind() != "git" {
 		t.Errorf("Detect = %v, %v; want git", r, err)
 	}

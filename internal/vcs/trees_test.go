@@ -1,7 +1,6 @@
 package vcs
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 // leaves the user's index alone.
 func TestDiffFilesAndRestoreTree(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	g, dir := repo(t)
 	write(t, filepath.Join(dir, "a.go"), "package a\n")
 	write(t, filepath.Join(dir, "plan.md"), "- [ ] one\n")

@@ -43,7 +43,7 @@ func (g *Git) Branches(ctx context.Context, prefix string) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	for _, name := range strings.Fields(out) {
+	for name := range strings.FieldsSeq(out) {
 		if strings.HasPrefix(name, prefix) {
 			names = append(names, name)
 		}

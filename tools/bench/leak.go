@@ -137,7 +137,7 @@ func procSample(pid int) (leakSample, error) {
 	if err != nil {
 		return s, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			_, _ = fmt.Sscanf(strings.TrimSpace(v), "%d", &s.rssKiB)
 		}

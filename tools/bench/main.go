@@ -203,7 +203,7 @@ func sample(pid int, done <-chan struct{}) self {
 	defer tick.Stop()
 	for {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
+			for line := range strings.SplitSeq(string(b), "\n") {
 				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 					var kib int64
 					_, _ = fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
@@ -232,7 +232,7 @@ func sample(pid int, done <-chan struct{}) self {
 }
 
 // ralphSampled runs one loop, sampling ralph's own peak RSS and CPU.
-func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, self, error) {
+func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, self, error) { //nolint:unparam // the rusage is kept for scenarios that read the children's
 	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
