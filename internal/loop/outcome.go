@@ -21,7 +21,11 @@ const (
 	OutcomeReviewRejected = "review_rejected"
 	// OutcomeReviewFailed: no reviewer gave a verdict within
 	// review.max-attempts (no marker, timeout, crash).
-	OutcomeReviewFailed   = "review_failed"
+	OutcomeReviewFailed = "review_failed"
+	// OutcomeEndReview: a review round at the end of the run, whose
+	// findings become tasks (endreview.go). Not an agent's iteration on
+	// a task: it has no task and is never an attempt.
+	OutcomeEndReview      = "end_review"
 	OutcomeTimeout        = "timeout"
 	OutcomeIdleTimeout    = "idle_timeout"
 	OutcomeRateLimited    = "rate_limited"

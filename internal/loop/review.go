@@ -222,7 +222,13 @@ func (r *runner) runReviewer(ctx context.Context, text string) (agent.Result, er
 	if err != nil {
 		return agent.Result{}, err
 	}
-	base := strings.TrimSuffix(outPath, ".out") + fmt.Sprintf(".review-%d", r.reviews)
+	return r.runReviewerAt(ctx, text, strings.TrimSuffix(outPath, ".out")+fmt.Sprintf(".review-%d", r.reviews))
+}
+
+// runReviewerAt runs one reviewer process, its prompt and output in
+// base.prompt.md and base.out. It reads only the run's options: the end
+// review runs several at once (endreview.go).
+func (r *runner) runReviewerAt(ctx context.Context, text, base string) (agent.Result, error) {
 	if err := os.WriteFile(base+".prompt.md", []byte(text), 0o644); err != nil {
 		return agent.Result{}, fmt.Errorf("write review prompt: %w", err)
 	}

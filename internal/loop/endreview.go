@@ -1,0 +1,566 @@
+package loop
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/prompt"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// The review phase at the end of a run (review.when = "end" or "both"):
+// once every task is done, reviewers, one per review.focus and all at
+// once, read the whole run's diff: from the tree the run started at to
+// the tree now. Their findings, de-duplicated by normalized text, become
+// tasks of the plan through its own writer (byte-safe, like any other
+// edit), each with the finding as its acceptance criterion, and the loop
+// runs them. At most review.rounds rounds; a round that finds nothing new
+// ends the phase; a finding that comes back after its task was done stops
+// the run (ErrStuck) with a report instead of looping. `ralph review` is
+// one round on its own (Review).
+
+// TaskAdder is a plan that takes new tasks: the end review adds its
+// findings through it. task.File is one.
+type TaskAdder interface {
+	Add(t task.Task) (task.Task, error)
+}
+
+// DefaultReviewRounds bounds the end review when ReviewOptions.Rounds is 0.
+const DefaultReviewRounds = 2
+
+// DefaultReviewFocus are the end reviewers when ReviewOptions.Focus is
+// empty (config.DefaultReviewFocus mirrors them).
+func DefaultReviewFocus() []string {
+	return []string{"correctness against the plan", "tests", "simplicity", "security", "documentation"}
+}
+
+// reviewsEnd reports whether the run ends with the review phase. A --once
+// run does not: it must not start the tasks the review would add.
+func (r *runner) reviewsEnd() bool {
+	w := r.opts.Review.When
+	return r.deps.Reviewer != nil && (w == ReviewEnd || w == ReviewBoth) && !r.opts.Once
+}
+
+// startEndReview carries what earlier review phases remember into the new
+// state, and marks where this run's diff starts: the phase of a run that
+// did not finish goes on from its base and rounds; otherwise the base is
+// the working tree now.
+func (r *runner) startEndReview(ctx context.Context, prev state.State) {
+	r.st.Findings = prev.Findings
+	if !r.reviewsEnd() {
+		return
+	}
+	if prev.EndReview != nil && prev.Status != state.StatusDone {
+		er := *prev.EndReview
+		r.st.EndReview = &er
+		return
+	}
+	r.st.EndReview = &state.EndReview{}
+	if r.deps.Trees == nil {
+		return
+	}
+	base, err := r.deps.Trees.Snapshot(ctx)
+	if err != nil {
+		r.warn("could not record the tree the run starts from (the end review gets no diff): %v", err)
+		return
+	}
+	r.st.EndReview.Base = base
+}
+
+// endReview runs the review phase once the plan is done: a round, the
+// tasks it added, the next round, up to review.rounds.
+func (r *runner) endReview(ctx context.Context, iterate func(context.Context) error) error {
+	if !r.reviewsEnd() || r.st.EndReview == nil {
+		return nil
+	}
+	rounds := r.opts.Review.Rounds
+	if rounds < 1 {
+		rounds = DefaultReviewRounds
+	}
+	for r.st.EndReview.Rounds < rounds {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		if err := r.checkBudget(); err != nil {
+			return fmt.Errorf("%w (before the end review)", err)
+		}
+		added, err := r.reviewRound(ctx, rounds)
+		if err != nil || added == 0 {
+			return err
+		}
+		if err := iterate(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Review is `ralph review`: one review round on its own over the diff
+// from base (a commit or tree) to the working tree, its findings added to
+// the plan as tasks for the next `ralph run`. It records itself as a run
+// (state.json, one history line) and returns nil when the reviewers
+// answered, whatever they found; ErrStuck when a finding came back after
+// its task was done, or no reviewer answered.
+func Review(ctx context.Context, opts Options, deps Deps, base string) error {
+	if deps.Agent == nil {
+		deps.Agent = deps.Reviewer
+	}
+	if deps.Reviewer == nil {
+		return errors.New("loop: review needs a reviewer")
+	}
+	r, err := newRunner(opts, deps)
+	if err != nil {
+		return err
+	}
+	prev, err := r.deps.Store.LoadState()
+	if err != nil {
+		return err
+	}
+	now := r.deps.Now()
+	r.st = state.State{RunID: cmp.Or(r.opts.RunID, state.NewRunID(now)), Status: state.StatusRunning,
+		Plan: r.deps.Plan.Plan().Path, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
+		StartedAt: now, UpdatedAt: now, PID: r.opts.PID, Tasks: prev.Tasks, Findings: prev.Findings,
+		EndReview: &state.EndReview{Base: base}}
+	if r.st.Tasks == nil {
+		r.st.Tasks = map[string]state.TaskState{}
+	}
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventRunStarted, Plan: r.progress(),
+		Message: "review by " + reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model) + " of the diff since " + short(base)})
+	added, err := r.reviewRound(ctx, 0)
+	if err == nil {
+		r.doneMsg = "the review found nothing new"
+		if added > 0 {
+			r.doneMsg = fmt.Sprintf("the review added %d task(s) to the plan: `ralph run` does them", added)
+		}
+	}
+	return r.finish(err)
+}
+
+// endReviewer is one reviewer of a round, with its focus.
+type endReviewer struct {
+	focus, text string
+	ev          *state.ReviewEvidence
+	verdict     completion.Verdict
+	// done: a verdict, or no attempts left.
+	done bool
+	// limit is the usage limit that stopped its last run, when one did.
+	limit *agent.Result
+	// warnings say what went wrong on the way, for the coordinator to
+	// show (reviewers run on goroutines of their own, events do not).
+	warnings []string
+}
+
+// finding is one finding of a round, with the focus that found it.
+type finding struct {
+	key, text, focus string
+}
+
+// reviewRound runs one review round (of rounds; 0: on its own) and adds
+// its new findings to the plan. It returns how many tasks it added.
+func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
+	round := r.st.EndReview.Rounds + 1
+	base := r.st.EndReview.Base
+	cl := r.runDiff(ctx, base)
+	if cl.err == nil && len(cl.diff) == 0 {
+		r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: "end review: the run changed nothing since " + short(base) + "; nothing to review"})
+		return 0, nil
+	}
+	r.st.Iteration++
+	r.st.CurrentTask = ""
+	data := prompt.ReviewData{Scope: prompt.ReviewScopeRun, Plan: r.promptPlan()}
+	for _, t := range r.deps.Plan.Plan().Tasks {
+		if t.Status == task.StatusDone {
+			data.Tasks = append(data.Tasks, promptTask(t))
+		}
+	}
+	data.Diff, data.DiffNote = r.boundDiff(cl)
+	focuses := r.opts.Review.Focus
+	if len(focuses) == 0 {
+		focuses = DefaultReviewFocus()
+	}
+	reviewers := make([]*endReviewer, len(focuses))
+	for i, f := range focuses {
+		d := data
+		d.Focus = f
+		text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, d)
+		if err != nil {
+			return 0, fmt.Errorf("the review prompt: %w", err)
+		}
+		reviewers[i] = &endReviewer{focus: f, text: text,
+			ev: &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Focus: f}}
+	}
+	what := fmt.Sprintf("end review round %d/%d", round, rounds)
+	if rounds == 0 {
+		what = "review"
+	}
+	scope := fmt.Sprintf("the diff since %s (%d files)", short(base), len(diffPaths(cl.diff)))
+	if cl.err != nil {
+		scope = "the working tree (no diff: " + cl.err.Error() + ")"
+	}
+	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: fmt.Sprintf("%s: %d reviewers by %s (%s) read %s",
+		what, len(reviewers), reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model), strings.Join(focuses, ", "), scope)})
+
+	started := r.deps.Now()
+	stop := r.askReviewers(ctx, reviewers, cl.to)
+	ended := r.deps.Now()
+	ev := &state.RoundEvidence{Round: round, Base: base}
+	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
+		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(), Outcome: OutcomeEndReview, EndReview: ev}
+	answered, lastErr := 0, ""
+	for _, rv := range reviewers {
+		ev.Reviewers = append(ev.Reviewers, *rv.ev)
+		rec.InputTokens += rv.ev.InputTokens
+		rec.OutputTokens += rv.ev.OutputTokens
+		rec.CacheReadTokens += rv.ev.CacheReadTokens
+		rec.CacheWriteTokens += rv.ev.CacheWriteTokens
+		rec.CostUSD += rv.ev.CostUSD
+		for _, w := range rv.warnings {
+			r.warn("%s", w)
+		}
+		switch rv.verdict.Marker {
+		case completion.Ship, completion.Revise:
+			answered++
+			r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: reviewerLine(rv)})
+		default:
+			if rv.ev.Error != "" {
+				lastErr = rv.ev.Error
+			}
+		}
+	}
+	var runErr error
+	switch {
+	case stop != nil:
+		rec.Outcome, rec.Error = stop.outcome, stop.errText
+		runErr = stop.err
+	case answered == 0:
+		rec.Error = fmt.Sprintf("no verdict from any of the %d end reviewers; last: %s", len(reviewers), lastErr)
+		runErr = fmt.Errorf("%w: the end review got no verdict from any of its %d reviewers (last: %s); check review.agent and review.timeout, and run again",
+			ErrStuck, len(reviewers), lastErr)
+	}
+	added := 0
+	if runErr == nil {
+		var err error
+		added, err = r.takeFindings(ev, round, reviewers)
+		switch {
+		case err != nil:
+			rec.Error, runErr = err.Error(), err
+		case len(ev.Recurring) > 0:
+			rec.Error = recurringReport(ev.Recurring)
+			runErr = fmt.Errorf("%w: %s; fix it by hand, or reword the task, and run again", ErrStuck, rec.Error)
+		}
+		er := *r.st.EndReview
+		er.Rounds = round
+		r.st.EndReview = &er
+	}
+	// The reviewers ran in the tree, and the plan may have new tasks: the
+	// next iteration looks afresh.
+	r.treeSeen = false
+	r.st.Totals.AddRecord(rec, 0)
+	if err := r.deps.Store.AppendHistory(rec); err != nil {
+		return 0, err
+	}
+	if err := r.save(); err != nil {
+		return 0, err
+	}
+	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals,
+		Message: what + ": " + roundSummary(ev, rec)})
+	return added, runErr
+}
+
+// runDiff is the whole run's work: the diff from base to the tree now,
+// the plan left out (its changes are the marks, not the work).
+func (r *runner) runDiff(ctx context.Context, base string) *claim {
+	cl := &claim{from: base}
+	if r.deps.Trees == nil {
+		cl.err = errors.New("no repository")
+		return cl
+	}
+	to, err := r.deps.Trees.Snapshot(ctx)
+	if err != nil {
+		cl.err = err
+		return cl
+	}
+	cl.to = to
+	if base == "" {
+		cl.err = errors.New("the tree the run started from is unknown")
+		return cl
+	}
+	cl.diff, cl.err = r.deps.Trees.Diff(ctx, base, to, []string{r.deps.Plan.Plan().Path})
+	return cl
+}
+
+// roundStop is what ended a round before every reviewer answered.
+type roundStop struct {
+	outcome, errText string
+	err              error
+}
+
+// askReviewers runs the round's reviewers at once until each has a
+// verdict or has used its attempts, and puts back what they changed in
+// the working tree (tree: before they ran). Usage limits are waited out
+// together, then the limited reviewers run again; transient errors are
+// retried by each.
+func (r *runner) askReviewers(ctx context.Context, reviewers []*endReviewer, tree string) *roundStop {
+	_, outPath, err := r.deps.Store.IterationFiles(r.st.RunID, r.st.Iteration)
+	if err != nil {
+		return &roundStop{outcome: OutcomeEndReview, errText: err.Error(), err: err}
+	}
+	prefix := strings.TrimSuffix(outPath, ".out") + ".review-"
+	var files atomic.Int64
+	for {
+		var wg sync.WaitGroup
+		for _, rv := range reviewers {
+			if rv.done {
+				continue
+			}
+			rv.limit = nil
+			wg.Go(func() { r.askReviewer(ctx, rv, prefix, &files) })
+		}
+		wg.Wait()
+		r.putBack(ctx, tree)
+		if ctx.Err() != nil {
+			return &roundStop{outcome: OutcomeInterrupted, errText: "interrupted during the end review", err: ErrInterrupted}
+		}
+		var limited *agent.Result
+		for _, rv := range reviewers {
+			if rv.limit != nil && (limited == nil || rv.limit.ResetAt.After(limited.ResetAt)) {
+				limited = rv.limit
+			}
+		}
+		if limited == nil {
+			return nil
+		}
+		r.limitWaits++
+		until, err := r.limitUntil(limited.ResetAt, limited.ErrorText)
+		if err != nil {
+			return &roundStop{outcome: OutcomeRateLimited, errText: "end reviewer: " + limited.ErrorText, err: err}
+		}
+		if err := r.waitInIteration(ctx, until, "end reviewer usage limit: "+limited.ErrorText); err != nil {
+			return &roundStop{outcome: OutcomeInterrupted, errText: "interrupted while waiting for the end reviewers' usage limit", err: ErrInterrupted}
+		}
+	}
+}
+
+// askReviewer runs one reviewer, on a goroutine of its own: until a
+// verdict, its attempts are used, a usage limit (left to the
+// coordinator), or an interrupt. Transient errors are retried after a
+// backoff and use up no attempt. It touches only rv and the run's
+// options.
+func (r *runner) askReviewer(ctx context.Context, rv *endReviewer, prefix string, files *atomic.Int64) {
+	maxAttempts := r.opts.Review.MaxAttempts
+	if maxAttempts < 1 {
+		maxAttempts = 2
+	}
+	transient := 0
+	for {
+		started := time.Now()
+		res, err := r.runReviewerAt(ctx, rv.text, fmt.Sprintf("%s%d", prefix, files.Add(1)))
+		ev := rv.ev
+		ev.DurationMS += time.Since(started).Milliseconds()
+		ev.InputTokens += res.Usage.InputTokens
+		ev.OutputTokens += res.Usage.OutputTokens
+		ev.CacheReadTokens += res.Usage.CacheReadTokens
+		ev.CacheWriteTokens += res.Usage.CacheWriteTokens
+		ev.CostUSD += res.CostUSD
+		if res.Interrupted || ctx.Err() != nil {
+			ev.Verdict, ev.Error = verdictFailed, "interrupted"
+			return
+		}
+		if err == nil && res.IsError {
+			switch res.ErrorKind {
+			case agent.ErrorUsageLimit, agent.ErrorRateLimit:
+				rv.limit = &res
+				return
+			case agent.ErrorTransient:
+				if transient < maxTransientRetries {
+					transient++
+					d := backoff(transientBase, transientCap, transient) + r.deps.Jitter(transientBase)
+					rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): transient error (%d/%d), retried after %s: %s",
+						rv.focus, transient, maxTransientRetries, d.Round(time.Second), res.ErrorText))
+					if r.deps.Sleep(ctx, d) != nil {
+						ev.Verdict, ev.Error = verdictFailed, "interrupted"
+						return
+					}
+					continue
+				}
+			}
+		}
+		transient = 0
+		ev.Attempts++
+		v := r.verdict(rv.text, res, err)
+		if v.Marker != completion.None {
+			rv.verdict, rv.done = v, true
+			ev.Verdict, ev.Findings, ev.Error = string(v.Marker), v.Findings, ""
+			return
+		}
+		ev.Error = reviewFailure(res, err)
+		if ev.Attempts >= maxAttempts {
+			ev.Verdict, rv.done = verdictFailed, true
+			rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict in %d attempts; last: %s", rv.focus, ev.Attempts, ev.Error))
+			return
+		}
+		rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict (attempt %d/%d): %s; asking again",
+			rv.focus, ev.Attempts, maxAttempts, ev.Error))
+	}
+}
+
+// takeFindings sorts the round's findings, de-duplicated, into new ones,
+// known ones (an open task has them) and ones that came back (their task
+// is done), and adds a task for each new one. It returns how many it
+// added.
+func (r *runner) takeFindings(ev *state.RoundEvidence, round int, reviewers []*endReviewer) (int, error) {
+	plan := r.deps.Plan.Plan()
+	seen := map[string]bool{}
+	var fresh []finding
+	for _, rv := range reviewers {
+		if rv.verdict.Marker != completion.Revise {
+			continue
+		}
+		for _, text := range rv.verdict.Findings {
+			key := findingKey(text)
+			if key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			if ft, ok := r.st.Findings[key]; ok {
+				if t, ok := plan.Task(ft.Task); ok && t.Title == ft.Title {
+					if t.Status == task.StatusDone {
+						ev.Recurring = append(ev.Recurring, ft)
+					} else {
+						ev.Known = append(ev.Known, ft)
+					}
+					continue
+				}
+			}
+			fresh = append(fresh, finding{key: key, text: text, focus: rv.focus})
+		}
+	}
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	adder, ok := r.deps.Plan.(TaskAdder)
+	if !ok {
+		return 0, fmt.Errorf("the end review found %d thing(s) to fix, but this plan cannot take new tasks", len(fresh))
+	}
+	findings := maps.Clone(r.st.Findings)
+	if findings == nil {
+		findings = map[string]state.FindingTask{}
+	}
+	defer func() { r.st.Findings = findings }()
+	for _, f := range fresh {
+		t, err := adder.Add(findingTask(f, round))
+		if err != nil {
+			return len(ev.Tasks), fmt.Errorf("adding the end review's finding %q to the plan: %w", oneLine(f.text, 80), err)
+		}
+		ft := state.FindingTask{Task: t.ID, Title: t.Title, Finding: f.text, Focus: f.focus, RunID: r.st.RunID, Round: round}
+		findings[f.key] = ft
+		ev.Tasks = append(ev.Tasks, ft)
+	}
+	return len(ev.Tasks), nil
+}
+
+// findingTask is the task a finding becomes: a short title, where it came
+// from, and the finding itself as the acceptance criterion.
+func findingTask(f finding, round int) task.Task {
+	desc := "Found by the end-of-run review"
+	if f.focus != "" {
+		desc += " (focus: " + f.focus + ")"
+	}
+	if round > 0 {
+		desc += fmt.Sprintf(", round %d", round)
+	}
+	text := oneLine(f.text, 1<<20)
+	return task.Task{Title: findingTitle(text), Description: desc + ".", Criteria: []string{text}}
+}
+
+// findingTitle shortens a finding to a task title: its first sentence or
+// so, at most 72 characters, cut at a word.
+func findingTitle(text string) string {
+	text = strings.TrimLeft(text, "[]xX -*")
+	const limit = 72
+	rs := []rune(text)
+	if len(rs) <= limit {
+		return strings.TrimRight(text, ".")
+	}
+	cut := string(rs[:limit])
+	if i := strings.LastIndexByte(cut, ' '); i > limit/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:.") + "…"
+}
+
+// findingKey normalizes a finding for de-duplication: case, markup,
+// spacing and end punctuation do not make another finding.
+func findingKey(text string) string {
+	text = strings.NewReplacer("**", "", "`", "", "\"", "", "'", "").Replace(strings.ToLower(text))
+	text = strings.Join(strings.Fields(text), " ")
+	return strings.TrimRightFunc(text, func(c rune) bool { return unicode.IsPunct(c) || unicode.IsSpace(c) })
+}
+
+// reviewerLine says what one end reviewer answered.
+func reviewerLine(rv *endReviewer) string {
+	if rv.verdict.Marker == completion.Ship {
+		return fmt.Sprintf("%s: SHIP by %s", rv.focus, rv.ev.By())
+	}
+	return fmt.Sprintf("%s: REVISE by %s, %d finding(s)", rv.focus, rv.ev.By(), len(rv.verdict.Findings))
+}
+
+// roundSummary says what became of a round.
+func roundSummary(ev *state.RoundEvidence, rec state.Record) string {
+	if rec.Error != "" {
+		return rec.Error
+	}
+	var ids []string
+	for _, t := range ev.Tasks {
+		ids = append(ids, t.Task)
+	}
+	s := "nothing new"
+	if len(ids) > 0 {
+		s = fmt.Sprintf("%d new finding(s) became task(s) %s", len(ids), strings.Join(ids, ", "))
+	}
+	if len(ev.Known) > 0 {
+		s += fmt.Sprintf("; %d already open as task(s)", len(ev.Known))
+	}
+	return s
+}
+
+// recurringReport says which findings came back after their tasks were
+// done.
+func recurringReport(rec []state.FindingTask) string {
+	parts := make([]string, len(rec))
+	for i, ft := range rec {
+		parts[i] = fmt.Sprintf("%q (task %s, done) came back", oneLine(ft.Finding, 120), ft.Task)
+	}
+	return fmt.Sprintf("%d end review finding(s) came back after their task was done: %s", len(rec), strings.Join(parts, "; "))
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if rs := []rune(s); len(rs) > n {
+		return string(rs[:n-1]) + "…"
+	}
+	return s
+}
+
+// short is a tree or commit id as people read it.
+func short(id string) string {
+	if id == "" {
+		return "(unknown)"
+	}
+	return id[:min(len(id), 12)]
+}
