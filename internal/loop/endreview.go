@@ -211,8 +211,12 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
 	if cl.err != nil {
 		scope = "the working tree (no diff: " + cl.err.Error() + ")"
 	}
-	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: fmt.Sprintf("%s: %d reviewers by %s (%s) read %s",
-		what, len(reviewers), reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model), strings.Join(focuses, ", "), scope)})
+	who := fmt.Sprintf("%d reviewers", len(reviewers))
+	if len(reviewers) == 1 {
+		who = "1 reviewer"
+	}
+	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: fmt.Sprintf("%s: %s by %s (%s) read %s",
+		what, who, reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model), strings.Join(focuses, ", "), scope)})
 
 	started := r.deps.Now()
 	stop := r.askReviewers(ctx, reviewers, cl.to)
