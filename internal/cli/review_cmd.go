@@ -119,9 +119,6 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	lopts.RunID = state.NewRunID(time.Now())
 	ctx, life := family(ctx, opts.f, lopts.RunID)
 	defer life.Close()
-	if _, err := state.EnsureGitignore(dir); err != nil {
-		return err
-	}
 	logger, closeLog, err := openLog(store.Dir(), opts.f.Debug)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func (r *runner) endReview(ctx context.Context, iterate func(context.Context) er
 		if err := r.checkBudget(); err != nil {
 			return fmt.Errorf("%w (before the end review)", err)
 		}
-		added, err := r.reviewRound(ctx, rounds)
+		added, _, err := r.reviewRound(ctx, rounds)
 		if err != nil || added == 0 {
 			return err
 		}
@@ -140,10 +140,13 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 	}
 	r.emit(Event{Kind: EventRunStarted, Plan: r.progress(),
 		Message: "review by " + reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model) + " of the diff since " + short(base)})
-	added, err := r.reviewRound(ctx, 0)
+	added, reviewed, err := r.reviewRound(ctx, 0)
 	if err == nil {
 		r.doneMsg = "the review found nothing new"
-		if added > 0 {
+		switch {
+		case !reviewed:
+			r.doneMsg = "nothing to review: no change since " + short(base)
+		case added > 0:
 			r.doneMsg = fmt.Sprintf("the review added %d task(s) to the plan: `ralph run` does them", added)
 		}
 	}
@@ -170,14 +173,19 @@ type finding struct {
 }
 
 // reviewRound runs one review round (of rounds; 0: on its own) and adds
-// its new findings to the plan. It returns how many tasks it added.
-func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
+// its new findings to the plan. It returns how many tasks it added, and
+// false when there was nothing to review (no change since the base).
+func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, reviewed bool, err error) {
 	round := r.st.EndReview.Rounds + 1
 	base := r.st.EndReview.Base
+	what := fmt.Sprintf("end review round %d/%d", round, rounds)
+	if rounds == 0 {
+		what = "review"
+	}
 	cl := r.runDiff(ctx, base)
 	if cl.err == nil && len(cl.diff) == 0 {
-		r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: "end review: the run changed nothing since " + short(base) + "; nothing to review"})
-		return 0, nil
+		r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: what + ": no change since " + short(base) + "; nothing to review"})
+		return 0, false, nil
 	}
 	r.st.Iteration++
 	r.st.CurrentTask = ""
@@ -198,14 +206,10 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
 		d.Focus = f
 		text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, d)
 		if err != nil {
-			return 0, fmt.Errorf("the review prompt: %w", err)
+			return 0, true, fmt.Errorf("the review prompt: %w", err)
 		}
 		reviewers[i] = &endReviewer{focus: f, text: text,
 			ev: &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Focus: f}}
-	}
-	what := fmt.Sprintf("end review round %d/%d", round, rounds)
-	if rounds == 0 {
-		what = "review"
 	}
 	scope := fmt.Sprintf("the diff since %s (%d files)", short(base), len(diffPaths(cl.diff)))
 	if cl.err != nil {
@@ -255,9 +259,7 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
 		runErr = fmt.Errorf("%w: the end review got no verdict from any of its %d reviewers (last: %s); check review.agent and review.timeout, and run again",
 			ErrStuck, len(reviewers), lastErr)
 	}
-	added := 0
 	if runErr == nil {
-		var err error
 		added, err = r.takeFindings(ev, round, reviewers)
 		switch {
 		case err != nil:
@@ -275,14 +277,14 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (int, error) {
 	r.treeSeen = false
 	r.st.Totals.AddRecord(rec, 0)
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	if err := r.save(); err != nil {
-		return 0, err
+		return 0, true, err
 	}
 	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals,
 		Message: what + ": " + roundSummary(ev, rec)})
-	return added, runErr
+	return added, true, runErr
 }
 
 // runDiff is the whole run's work: the diff from base to the tree now,
