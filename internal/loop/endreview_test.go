@@ -385,7 +385,7 @@ func TestFindingKeyAndTitle(t *testing.T) {
 		t.Error("different files make the same key")
 	}
 	for in, want := range map[string]string{
-		"Short one.": "Short one",
+		"Short one.":           "Short one",
 		"[ ] looks like a box": "looks like a box",
 		"internal/greet/greet.go:42: the empty input case returns nil instead of an error, which hides the bug": "internal/greet/greet.go:42: the empty input case returns nil instead of…",
 	} {

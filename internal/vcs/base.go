@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ErrNoDefaultBranch: the repository has no origin/HEAD, main or master
+// ErrNoDefaultBranch says the repository has no origin/HEAD, main or master
 // to measure a branch's work against.
 var ErrNoDefaultBranch = errors.New("no default branch (origin/HEAD, main or master)")
 
