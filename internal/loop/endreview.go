@@ -5,15 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-	"unicode"
 
-	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -38,12 +33,6 @@ type TaskAdder interface {
 
 // DefaultReviewRounds bounds the end review when ReviewOptions.Rounds is 0.
 const DefaultReviewRounds = 2
-
-// DefaultReviewFocus are the end reviewers when ReviewOptions.Focus is
-// empty (config.DefaultReviewFocus mirrors them).
-func DefaultReviewFocus() []string {
-	return []string{"correctness against the plan", "tests", "simplicity", "security", "documentation"}
-}
 
 // reviewsEnd reports whether the run ends with the review phase. A --once
 // run does not: it must not start the tasks the review would add.
@@ -153,25 +142,6 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 	return r.finish(err)
 }
 
-// endReviewer is one reviewer of a round, with its focus.
-type endReviewer struct {
-	focus, text string
-	ev          *state.ReviewEvidence
-	verdict     completion.Verdict
-	// done: a verdict, or no attempts left.
-	done bool
-	// limit is the usage limit that stopped its last run, when one did.
-	limit *agent.Result
-	// warnings say what went wrong on the way, for the coordinator to
-	// show (reviewers run on goroutines of their own, events do not).
-	warnings []string
-}
-
-// finding is one finding of a round, with the focus that found it.
-type finding struct {
-	key, text, focus string
-}
-
 // reviewRound runs one review round (of rounds; 0: on its own) and adds
 // its new findings to the plan. It returns how many tasks it added, and
 // false when there was nothing to review (no change since the base).
@@ -187,29 +157,15 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 		r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: what + ": no change since " + short(base) + "; nothing to review"})
 		return 0, false, nil
 	}
+	reviewers, err := r.endReviewers(cl)
+	if err != nil {
+		return 0, true, err
+	}
 	r.st.Iteration++
 	r.st.CurrentTask = ""
-	data := prompt.ReviewData{Scope: prompt.ReviewScopeRun, Plan: r.promptPlan()}
-	for _, t := range r.deps.Plan.Plan().Tasks {
-		if t.Status == task.StatusDone {
-			data.Tasks = append(data.Tasks, promptTask(t))
-		}
-	}
-	data.Diff, data.DiffNote = r.boundDiff(cl)
-	focuses := r.opts.Review.Focus
-	if len(focuses) == 0 {
-		focuses = DefaultReviewFocus()
-	}
-	reviewers := make([]*endReviewer, len(focuses))
-	for i, f := range focuses {
-		d := data
-		d.Focus = f
-		text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, d)
-		if err != nil {
-			return 0, true, fmt.Errorf("the review prompt: %w", err)
-		}
-		reviewers[i] = &endReviewer{focus: f, text: text,
-			ev: &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Focus: f}}
+	focuses := make([]string, len(reviewers))
+	for i, rv := range reviewers {
+		focuses[i] = rv.focus
 	}
 	scope := fmt.Sprintf("the diff since %s (%d files)", short(base), len(diffPaths(cl.diff)))
 	if cl.err != nil {
@@ -287,6 +243,34 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 	return added, true, runErr
 }
 
+// endReviewers are a round's reviewers, one per focus, each with its
+// prompt: the run's done tasks and its diff.
+func (r *runner) endReviewers(cl *claim) ([]*endReviewer, error) {
+	data := prompt.ReviewData{Scope: prompt.ReviewScopeRun, Plan: r.promptPlan()}
+	for _, t := range r.deps.Plan.Plan().Tasks {
+		if t.Status == task.StatusDone {
+			data.Tasks = append(data.Tasks, promptTask(t))
+		}
+	}
+	data.Diff, data.DiffNote = r.boundDiff(cl)
+	focuses := r.opts.Review.Focus
+	if len(focuses) == 0 {
+		focuses = config.DefaultReviewFocus()
+	}
+	reviewers := make([]*endReviewer, len(focuses))
+	for i, f := range focuses {
+		d := data
+		d.Focus = f
+		text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, d)
+		if err != nil {
+			return nil, fmt.Errorf("the review prompt: %w", err)
+		}
+		reviewers[i] = &endReviewer{focus: f, text: text,
+			ev: &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Focus: f}}
+	}
+	return reviewers, nil
+}
+
 // runDiff is the whole run's work: the diff from base to the tree now,
 // the plan left out (its changes are the marks, not the work).
 func (r *runner) runDiff(ctx context.Context, base string) *claim {
@@ -307,214 +291,6 @@ func (r *runner) runDiff(ctx context.Context, base string) *claim {
 	}
 	cl.diff, cl.err = r.deps.Trees.Diff(ctx, base, to, []string{r.deps.Plan.Plan().Path})
 	return cl
-}
-
-// roundStop is what ended a round before every reviewer answered.
-type roundStop struct {
-	outcome, errText string
-	err              error
-}
-
-// askReviewers runs the round's reviewers at once until each has a
-// verdict or has used its attempts, and puts back what they changed in
-// the working tree (tree: before they ran). Usage limits are waited out
-// together, then the limited reviewers run again; transient errors are
-// retried by each.
-func (r *runner) askReviewers(ctx context.Context, reviewers []*endReviewer, tree string) *roundStop {
-	_, outPath, err := r.deps.Store.IterationFiles(r.st.RunID, r.st.Iteration)
-	if err != nil {
-		return &roundStop{outcome: OutcomeEndReview, errText: err.Error(), err: err}
-	}
-	prefix := strings.TrimSuffix(outPath, ".out") + ".review-"
-	var files atomic.Int64
-	for {
-		var wg sync.WaitGroup
-		for _, rv := range reviewers {
-			if rv.done {
-				continue
-			}
-			rv.limit = nil
-			wg.Go(func() { r.askReviewer(ctx, rv, prefix, &files) })
-		}
-		wg.Wait()
-		r.putBack(ctx, tree)
-		if ctx.Err() != nil {
-			return &roundStop{outcome: OutcomeInterrupted, errText: "interrupted during the end review", err: ErrInterrupted}
-		}
-		var limited *agent.Result
-		for _, rv := range reviewers {
-			if rv.limit != nil && (limited == nil || rv.limit.ResetAt.After(limited.ResetAt)) {
-				limited = rv.limit
-			}
-		}
-		if limited == nil {
-			return nil
-		}
-		r.limitWaits++
-		until, err := r.limitUntil(limited.ResetAt, limited.ErrorText)
-		if err != nil {
-			return &roundStop{outcome: OutcomeRateLimited, errText: "end reviewer: " + limited.ErrorText, err: err}
-		}
-		if err := r.waitInIteration(ctx, until, "end reviewer usage limit: "+limited.ErrorText); err != nil {
-			return &roundStop{outcome: OutcomeInterrupted, errText: "interrupted while waiting for the end reviewers' usage limit", err: ErrInterrupted}
-		}
-	}
-}
-
-// askReviewer runs one reviewer, on a goroutine of its own: until a
-// verdict, its attempts are used, a usage limit (left to the
-// coordinator), or an interrupt. Transient errors are retried after a
-// backoff and use up no attempt. It touches only rv and the run's
-// options.
-func (r *runner) askReviewer(ctx context.Context, rv *endReviewer, prefix string, files *atomic.Int64) {
-	maxAttempts := r.opts.Review.MaxAttempts
-	if maxAttempts < 1 {
-		maxAttempts = 2
-	}
-	transient := 0
-	for {
-		started := time.Now()
-		res, err := r.runReviewerAt(ctx, rv.text, fmt.Sprintf("%s%d", prefix, files.Add(1)))
-		ev := rv.ev
-		ev.DurationMS += time.Since(started).Milliseconds()
-		ev.InputTokens += res.Usage.InputTokens
-		ev.OutputTokens += res.Usage.OutputTokens
-		ev.CacheReadTokens += res.Usage.CacheReadTokens
-		ev.CacheWriteTokens += res.Usage.CacheWriteTokens
-		ev.CostUSD += res.CostUSD
-		if res.Interrupted || ctx.Err() != nil {
-			ev.Verdict, ev.Error = verdictFailed, "interrupted"
-			return
-		}
-		if err == nil && res.IsError {
-			switch res.ErrorKind {
-			case agent.ErrorUsageLimit, agent.ErrorRateLimit:
-				rv.limit = &res
-				return
-			case agent.ErrorTransient:
-				if transient < maxTransientRetries {
-					transient++
-					d := backoff(transientBase, transientCap, transient) + r.deps.Jitter(transientBase)
-					rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): transient error (%d/%d), retried after %s: %s",
-						rv.focus, transient, maxTransientRetries, d.Round(time.Second), res.ErrorText))
-					if r.deps.Sleep(ctx, d) != nil {
-						ev.Verdict, ev.Error = verdictFailed, "interrupted"
-						return
-					}
-					continue
-				}
-			}
-		}
-		transient = 0
-		ev.Attempts++
-		v := r.verdict(rv.text, res, err)
-		if v.Marker != completion.None {
-			rv.verdict, rv.done = v, true
-			ev.Verdict, ev.Findings, ev.Error = string(v.Marker), v.Findings, ""
-			return
-		}
-		ev.Error = reviewFailure(res, err)
-		if ev.Attempts >= maxAttempts {
-			ev.Verdict, rv.done = verdictFailed, true
-			rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict in %d attempts; last: %s", rv.focus, ev.Attempts, ev.Error))
-			return
-		}
-		rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict (attempt %d/%d): %s; asking again",
-			rv.focus, ev.Attempts, maxAttempts, ev.Error))
-	}
-}
-
-// takeFindings sorts the round's findings, de-duplicated, into new ones,
-// known ones (an open task has them) and ones that came back (their task
-// is done), and adds a task for each new one. It returns how many it
-// added.
-func (r *runner) takeFindings(ev *state.RoundEvidence, round int, reviewers []*endReviewer) (int, error) {
-	plan := r.deps.Plan.Plan()
-	seen := map[string]bool{}
-	var fresh []finding
-	for _, rv := range reviewers {
-		if rv.verdict.Marker != completion.Revise {
-			continue
-		}
-		for _, text := range rv.verdict.Findings {
-			key := findingKey(text)
-			if key == "" || seen[key] {
-				continue
-			}
-			seen[key] = true
-			if ft, ok := r.st.Findings[key]; ok {
-				if t, ok := plan.Task(ft.Task); ok && t.Title == ft.Title {
-					if t.Status == task.StatusDone {
-						ev.Recurring = append(ev.Recurring, ft)
-					} else {
-						ev.Known = append(ev.Known, ft)
-					}
-					continue
-				}
-			}
-			fresh = append(fresh, finding{key: key, text: text, focus: rv.focus})
-		}
-	}
-	if len(fresh) == 0 {
-		return 0, nil
-	}
-	adder, ok := r.deps.Plan.(TaskAdder)
-	if !ok {
-		return 0, fmt.Errorf("the end review found %d thing(s) to fix, but this plan cannot take new tasks", len(fresh))
-	}
-	findings := maps.Clone(r.st.Findings)
-	if findings == nil {
-		findings = map[string]state.FindingTask{}
-	}
-	defer func() { r.st.Findings = findings }()
-	for _, f := range fresh {
-		t, err := adder.Add(findingTask(f, round))
-		if err != nil {
-			return len(ev.Tasks), fmt.Errorf("adding the end review's finding %q to the plan: %w", oneLine(f.text, 80), err)
-		}
-		ft := state.FindingTask{Task: t.ID, Title: t.Title, Finding: f.text, Focus: f.focus, RunID: r.st.RunID, Round: round}
-		findings[f.key] = ft
-		ev.Tasks = append(ev.Tasks, ft)
-	}
-	return len(ev.Tasks), nil
-}
-
-// findingTask is the task a finding becomes: a short title, where it came
-// from, and the finding itself as the acceptance criterion.
-func findingTask(f finding, round int) task.Task {
-	desc := "Found by the end-of-run review"
-	if f.focus != "" {
-		desc += " (focus: " + f.focus + ")"
-	}
-	if round > 0 {
-		desc += fmt.Sprintf(", round %d", round)
-	}
-	text := oneLine(f.text, 1<<20)
-	return task.Task{Title: findingTitle(text), Description: desc + ".", Criteria: []string{text}}
-}
-
-// findingTitle shortens a finding to a task title: its first sentence or
-// so, at most 72 characters, cut at a word.
-func findingTitle(text string) string {
-	text = strings.TrimLeft(text, "[]xX -*")
-	const limit = 72
-	rs := []rune(text)
-	if len(rs) <= limit {
-		return strings.TrimRight(text, ".")
-	}
-	cut := string(rs[:limit])
-	if i := strings.LastIndexByte(cut, ' '); i > limit/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:.") + "…"
-}
-
-// findingKey normalizes a finding for de-duplication: case, markup,
-// spacing and end punctuation do not make another finding.
-func findingKey(text string) string {
-	text = strings.NewReplacer("**", "", "`", "", "\"", "", "'", "").Replace(strings.ToLower(text))
-	text = strings.Join(strings.Fields(text), " ")
-	return strings.TrimRightFunc(text, func(c rune) bool { return unicode.IsPunct(c) || unicode.IsSpace(c) })
 }
 
 // reviewerLine says what one end reviewer answered.

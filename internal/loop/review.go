@@ -26,7 +26,7 @@ const (
 // ReviewOptions configure the reviewers: a fresh agent process that reads
 // a done claim (the task, its diff, the gates' results and the guard's
 // findings) and answers SHIP or REVISE, and the review phase at the end
-// of a run (reviewphase.go).
+// of a run (endreview.go).
 type ReviewOptions struct {
 	// When is ReviewOff (""), ReviewTask, ReviewEnd or ReviewBoth.
 	When string
@@ -44,7 +44,7 @@ type ReviewOptions struct {
 	// DefaultMaxDiffBytes.
 	MaxDiffBytes int
 	// Focus are the end-of-run reviewers' focuses, one reviewer each;
-	// Rounds bounds the end review's rounds (reviewphase.go).
+	// Rounds bounds the end review's rounds (endreview.go).
 	Focus  []string
 	Rounds int
 }
