@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -71,17 +72,8 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.f.Config(dir)
+	cfg, err := reviewConfig(opts, dir)
 	if err != nil {
-		return err
-	}
-	if err := applyKeyFlags(&cfg, opts.flags, "review"); err != nil {
-		return err
-	}
-	if opts.Plan != "" {
-		cfg.Tasks = opts.Plan
-	}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	plan, err := openPlan(dir, cfg.Tasks)
@@ -133,6 +125,23 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 		return fmt.Errorf("%w: %w", errSilent, err)
 	}
 	return err
+}
+
+// reviewConfig layers the changed flags over the config files and
+// environment: --agent, --model, --focus and --timeout are the review's
+// keys, not the run's.
+func reviewConfig(opts *reviewOptions, dir string) (config.Config, error) {
+	cfg, err := opts.f.Config(dir)
+	if err != nil {
+		return cfg, err
+	}
+	if err := applyKeyFlags(&cfg, opts.flags, "review"); err != nil {
+		return cfg, err
+	}
+	if opts.Plan != "" {
+		cfg.Tasks = opts.Plan
+	}
+	return cfg, cfg.Validate()
 }
 
 // reviewBase is the commit the review's diff starts from: since, when

@@ -227,7 +227,7 @@ func (r *runner) runReviewer(ctx context.Context, text string) (agent.Result, er
 
 // runReviewerAt runs one reviewer process, its prompt and output in
 // base.prompt.md and base.out. It reads only the run's options: the end
-// review runs several at once (endreview.go).
+// review runs several at once (endreviewers.go).
 func (r *runner) runReviewerAt(ctx context.Context, text, base string) (agent.Result, error) {
 	if err := os.WriteFile(base+".prompt.md", []byte(text), 0o644); err != nil {
 		return agent.Result{}, fmt.Errorf("write review prompt: %w", err)
