@@ -149,11 +149,18 @@ func evidenceLine(gates []state.GateRun, g *state.GuardEvidence, v *state.Review
 	return strings.Join(parts, " · ")
 }
 
+// endReviewRow is the receipt of the end review's rounds, which belong
+// to no task.
+const endReviewRow = "(end review)"
+
 // receipts adds up history per task, in the order tasks first ran.
 func receipts(recs []state.Record) []receipt {
 	var out []receipt
 	index := map[string]int{}
 	for _, r := range recs {
+		if r.Outcome == state.OutcomeEndReview && r.TaskID == "" {
+			r.TaskID = endReviewRow // its rounds, together
+		}
 		i, ok := index[r.TaskID]
 		if !ok {
 			i = len(out)
@@ -200,7 +207,11 @@ func printReceipts(w io.Writer, rs []receipt, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tITERATIONS\tATTEMPTS\tLAST OUTCOME\tTIME\tIN\tOUT\tCACHE R/W\tCOST\tEVIDENCE")
 	var total receipt
+	tasks := 0
 	for _, r := range rs {
+		if r.TaskID != endReviewRow {
+			tasks++
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\t%s\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
 			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
 			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD, evidenceLine(r.Gates, r.Guard, r.Review))
@@ -208,7 +219,7 @@ func printReceipts(w io.Writer, rs []receipt, asJSON bool) error {
 		total.DurationMS += r.DurationMS
 		total.CostUSD += r.CostUSD
 	}
-	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\t\n", len(rs), total.Iterations,
+	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\t\n", tasks, total.Iterations,
 		(time.Duration(total.DurationMS) * time.Millisecond).Round(time.Millisecond), total.CostUSD)
 	return tw.Flush()
 }

@@ -166,7 +166,9 @@ func initFiles(format string) ([]initFile, error) {
 	if err != nil {
 		return nil, usageError(fmt.Errorf("--format: %w", err))
 	}
-	cfg := configTemplate()
+	// A new project starts with the tamper guard that rejects: a task
+	// whose diff weakens the checks is not done.
+	cfg := setConfigKey(configTemplate(), "guard", "strict")
 	switch name {
 	case task.FormatPRD:
 		return []initFile{

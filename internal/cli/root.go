@@ -26,6 +26,7 @@ recorded, each claim checked, each accepted task committed.`,
 
 	root.AddCommand(
 		newCmdRun(f, nil),
+		newCmdReview(f, nil),
 		newCmdInit(f, nil),
 		newCmdStatus(f, nil),
 		newCmdHistory(f, nil),

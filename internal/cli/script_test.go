@@ -56,6 +56,9 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("NO_COLOR", "1")
+			// Scripts that run the go toolchain as a gate share the
+			// build cache go itself uses: a cold one costs seconds.
+			env.Setenv("GOCACHE_SHARED", goCache(work))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -68,6 +71,18 @@ func TestScripts(t *testing.T) {
 			"notifysink": cmdNotifySink,
 		},
 	})
+}
+
+// goCache is the go build cache of the user running the tests, or one in
+// work when there is none.
+func goCache(work string) string {
+	if c := os.Getenv("GOCACHE"); c != "" && c != "off" {
+		return c
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "go-build")
+	}
+	return filepath.Join(work, ".gocache")
 }
 
 // waitfile FILE [SECONDS]: wait until FILE exists.

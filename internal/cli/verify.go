@@ -62,6 +62,11 @@ func newReviewer(f *Factory, cfg config.Config) (loop.Agent, error) {
 	if cfg.Review.When == "" || cfg.Review.When == loop.ReviewOff {
 		return nil, nil
 	}
+	return reviewerAgent(f, cfg)
+}
+
+// reviewerAgent is the reviewers' agent: review.agent, else the run's.
+func reviewerAgent(f *Factory, cfg config.Config) (loop.Agent, error) {
 	rc := cfg
 	if cfg.Review.Agent != "" {
 		rc.Agent = cfg.Review.Agent

@@ -60,6 +60,11 @@ func runFlag(name, shorthand, usage string) *flagSpec {
 	return &flagSpec{name: name, shorthand: shorthand, usage: usage, commands: []string{"run"}}
 }
 
+// reviewFlag is a flag of `ralph review` only.
+func reviewFlag(name, usage string) *flagSpec {
+	return &flagSpec{name: name, usage: usage, commands: []string{"review"}}
+}
+
 // agentNames mirrors the agent package's adapter names (config must not
 // import it); a test of the cli package compares them.
 func agentNames() []string {
@@ -206,9 +211,11 @@ func reviewFields() []field {
 					return ""
 				}
 				return oneOf(c.Review.Agent, agentNames())
-			}},
+			},
+			flag: reviewFlag("agent", "the reviewers' agent CLI (default: review.agent, else the run's agent)")},
 		{key: "review.model", ptr: func(c *Config) any { return &c.Review.Model },
-			doc: "[review] the reviewer's model; empty: the agent's default"},
+			doc:  "[review] the reviewer's model; empty: the agent's default",
+			flag: reviewFlag("model", "the reviewers' model")},
 		{key: "review.prompt", ptr: func(c *Config) any { return &c.Review.Prompt },
 			doc: "[review] review template file; empty: the built-in one"},
 		{key: "review.max-attempts", ptr: func(c *Config) any { return &c.Review.MaxAttempts },
@@ -216,9 +223,11 @@ func reviewFields() []field {
 			check: func(c *Config) string { return atLeast(c.Review.MaxAttempts, 1) }},
 		{key: "review.timeout", ptr: func(c *Config) any { return &c.Review.Timeout },
 			doc:   "[review] wall-clock limit of one reviewer run; 0: the run's timeout",
-			check: func(c *Config) string { return nonNegative(c.Review.Timeout) }},
+			check: func(c *Config) string { return nonNegative(c.Review.Timeout) },
+			flag:  reviewFlag("timeout", "wall-clock limit of one reviewer run (0: the run's timeout)")},
 		{key: "review.focus", ptr: func(c *Config) any { return &c.Review.Focus },
-			doc: "[review] the end review's reviewers, one per focus, run in parallel"},
+			doc:  "[review] the end review's reviewers, one per focus, run in parallel",
+			flag: reviewFlag("focus", "the reviewers, one per focus, comma-separated")},
 		{key: "review.rounds", ptr: func(c *Config) any { return &c.Review.Rounds },
 			doc:   "[review] end review rounds at most (each round's findings become tasks, then run)",
 			check: func(c *Config) string { return atLeast(c.Review.Rounds, 1) }},

@@ -28,6 +28,9 @@
 //	final TEXT               the final result text (default: the last say)
 //	noresult                 end without a result line
 //	exit N                   exit code (default 0)
+//	if-prompt TEXT           the directives up to the next if-prompt or end-if
+//	                         apply only when the prompt contains TEXT
+//	end-if                   the directives after it apply whatever the prompt
 //
 // TEXT may use \n for newlines. The prompt read from stdin (or given as the
 // last argument) is written to $FAKEAGENT_PROMPTS/prompt-N.txt when that
@@ -78,13 +81,29 @@ func Main() int {
 }
 
 // nextInvocation increments the counter beside the script: 1 for the first
-// invocation.
+// invocation. The counter file is locked while it is read and written, so
+// that the count holds when several run at once (the end review's
+// reviewers).
 func nextInvocation(script string) (int, error) {
-	path := script + ".count"
-	b, _ := os.ReadFile(path)
+	f, err := os.OpenFile(script+".count", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return 0, err
+	}
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	n++
-	return n, os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+	if err := f.Truncate(0); err != nil {
+		return 0, err
+	}
+	_, err = f.WriteAt([]byte(strconv.Itoa(n)), 0)
+	return n, err
 }
 
 func readBlock(script string, n int) ([]string, error) {
@@ -143,9 +162,20 @@ type agentRun struct {
 
 func (a *agentRun) play(block []string) int {
 	a.emit(map[string]any{"type": "system", "subtype": "init", "session_id": a.session, "model": "fake-model"})
+	active := true
 	for _, line := range block {
 		verb, rest, _ := strings.Cut(line, " ")
 		rest = strings.ReplaceAll(rest, `\n`, "\n")
+		switch {
+		case verb == "if-prompt":
+			active = strings.Contains(a.prompt, rest)
+			continue
+		case verb == "end-if":
+			active = true
+			continue
+		case !active:
+			continue
+		}
 		if err := a.do(verb, rest); err != nil {
 			fmt.Fprintf(os.Stderr, "fakeagent: %s: %v\n", line, err)
 			a.w.Flush()

@@ -46,7 +46,8 @@ type Event struct {
 	Task          *TaskRef `json:"task,omitempty"`
 	// Agent is the agent's own event, for EventAgent.
 	Agent *agent.Event `json:"agent,omitempty"`
-	// Record is the history line, for EventIterationEnded.
+	// Record is the history line, for EventIterationEnded, and for the
+	// EventReview that ends an end review round.
 	Record *state.Record `json:"record,omitempty"`
 	// Until is when a wait ends, for EventWaiting.
 	Until   *time.Time `json:"until,omitempty"`

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,9 @@ type runner struct {
 	template *prompt.Template
 	// writer writes state.json (save.go).
 	writer stateWriter
+	// doneMsg is what state.json says of a run that ended well, when it
+	// is not "all tasks done" (`ralph review`).
+	doneMsg string
 	// treeSeen: the repository's Changes has a baseline, the working tree
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
@@ -206,6 +210,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	err := r.iterate(ctx)
+	if err == nil {
+		err = r.endReview(ctx, r.iterate)
+	}
 	return r.finish(err)
 }
 
@@ -242,6 +249,7 @@ func (r *runner) start(ctx context.Context) error {
 	if err := r.loadAttempts(); err != nil {
 		return err
 	}
+	r.startEndReview(ctx, prev)
 	if err := r.save(); err != nil {
 		return err
 	}
@@ -374,7 +382,7 @@ func (r *runner) finish(err error) error {
 	switch {
 	case err == nil:
 		r.st.Status = state.StatusDone
-		r.st.Message = "all tasks done"
+		r.st.Message = cmp.Or(r.doneMsg, "all tasks done")
 	case errors.Is(err, ErrInterrupted):
 		r.st.Status = state.StatusInterrupted
 		r.st.Message = "interrupted"

@@ -112,7 +112,11 @@ func RunParallel(ctx context.Context, opts Options, deps Deps, par Parallel) err
 	if err := r.start(ctx); err != nil {
 		return err
 	}
-	return r.finish(p.iterate(ctx))
+	err = p.iterate(ctx)
+	if err == nil {
+		err = r.endReview(ctx, p.iterate)
+	}
+	return r.finish(err)
 }
 
 // parallelRun is the coordinator of a parallel run. Its goroutine owns the

@@ -26,7 +26,7 @@ const (
 // ReviewOptions configure the reviewers: a fresh agent process that reads
 // a done claim (the task, its diff, the gates' results and the guard's
 // findings) and answers SHIP or REVISE, and the review phase at the end
-// of a run (reviewphase.go).
+// of a run (endreview.go).
 type ReviewOptions struct {
 	// When is ReviewOff (""), ReviewTask, ReviewEnd or ReviewBoth.
 	When string
@@ -44,7 +44,7 @@ type ReviewOptions struct {
 	// DefaultMaxDiffBytes.
 	MaxDiffBytes int
 	// Focus are the end-of-run reviewers' focuses, one reviewer each;
-	// Rounds bounds the end review's rounds (reviewphase.go).
+	// Rounds bounds the end review's rounds (endreview.go).
 	Focus  []string
 	Rounds int
 }
@@ -225,7 +225,13 @@ func (r *runner) runReviewer(ctx context.Context, text string) (agent.Result, er
 	if err != nil {
 		return agent.Result{}, err
 	}
-	base := strings.TrimSuffix(outPath, ".out") + fmt.Sprintf(".review-%d", r.reviews)
+	return r.runReviewerAt(ctx, text, strings.TrimSuffix(outPath, ".out")+fmt.Sprintf(".review-%d", r.reviews))
+}
+
+// runReviewerAt runs one reviewer process, its prompt and output in
+// base.prompt.md and base.out. It reads only the run's options: the end
+// review runs several at once (endreviewers.go).
+func (r *runner) runReviewerAt(ctx context.Context, text, base string) (agent.Result, error) {
 	if err := os.WriteFile(base+".prompt.md", []byte(text), 0o644); err != nil {
 		return agent.Result{}, fmt.Errorf("write review prompt: %w", err)
 	}

@@ -46,9 +46,11 @@ type ReviewEvidence struct {
 	// Verdict is SHIP, REVISE, or "failed" when no reviewer answered
 	// within its attempts.
 	Verdict string `json:"verdict"`
-	// Agent and Model are who reviewed.
+	// Agent and Model are who reviewed; Focus is what an end-of-run
+	// reviewer looked for.
 	Agent    string   `json:"agent"`
 	Model    string   `json:"model,omitempty"`
+	Focus    string   `json:"focus,omitempty"`
 	Attempts int      `json:"attempts"`
 	Findings []string `json:"findings,omitempty"`
 	Error    string   `json:"error,omitempty"`

@@ -15,18 +15,22 @@ const (
 	OutcomeGateFailed     Outcome = "gate_failed"
 	// OutcomeGuardRejected: with guard = "strict", the tamper guard found
 	// changes that weaken the checks in the task's diff.
-	OutcomeGuardRejected = "guard_rejected"
+	OutcomeGuardRejected Outcome = "guard_rejected"
 	// OutcomeReviewRejected: the reviewer said REVISE.
-	OutcomeReviewRejected = "review_rejected"
+	OutcomeReviewRejected Outcome = "review_rejected"
 	// OutcomeReviewFailed: no reviewer gave a verdict within
 	// review.max-attempts (no marker, timeout, crash).
-	OutcomeReviewFailed   = "review_failed"
-	OutcomeTimeout        = "timeout"
-	OutcomeIdleTimeout    = "idle_timeout"
-	OutcomeRateLimited    = "rate_limited"
-	OutcomeTransientError = "transient_error"
-	OutcomeFatalError     = "fatal_error"
-	OutcomeInterrupted    = "interrupted"
+	OutcomeReviewFailed Outcome = "review_failed"
+	// OutcomeEndReview: a review round at the end of the run, whose
+	// findings become tasks. Not an agent's iteration on a task: it has
+	// no task and is never an attempt.
+	OutcomeEndReview      Outcome = "end_review"
+	OutcomeTimeout        Outcome = "timeout"
+	OutcomeIdleTimeout    Outcome = "idle_timeout"
+	OutcomeRateLimited    Outcome = "rate_limited"
+	OutcomeTransientError Outcome = "transient_error"
+	OutcomeFatalError     Outcome = "fatal_error"
+	OutcomeInterrupted    Outcome = "interrupted"
 )
 
 // CountsAsAttempt says whether the outcome uses up one of the task's

@@ -69,6 +69,10 @@ type Record struct {
 	Gates  []GateRun       `json:"gates,omitempty"`
 	Guard  *GuardEvidence  `json:"guard,omitempty"`
 	Review *ReviewEvidence `json:"review,omitempty"`
+	// EndReview is a review round at the end of a run (outcome
+	// end_review): its reviewers and what became of their findings. The
+	// line's tokens and cost are its reviewers' (endreview.go).
+	EndReview *RoundEvidence `json:"end_review,omitempty"`
 }
 
 // Totals add up a run's iterations.
@@ -116,6 +120,11 @@ type State struct {
 	// and that --allow-failing-gates made advisory for this run: their
 	// failures do not reject a task.
 	AdvisoryGates []string `json:"advisory_gates,omitempty"`
+	// EndReview is the run's review phase, when it has one; Findings the
+	// tasks review phases made of findings, by normalized finding, kept
+	// across runs like Tasks (endreview.go).
+	EndReview *EndReview             `json:"end_review,omitempty"`
+	Findings  map[string]FindingTask `json:"findings,omitempty"`
 }
 
 // Add adds another run's (or worker's) totals.
