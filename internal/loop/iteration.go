@@ -73,13 +73,18 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		runErr = fmt.Errorf("write transcript: %w", cerr)
 	}
 
-	// Whether the agent edited the plan, before the runner touches it:
-	// files_changed counts what the agent changed.
-	planEdited := false
-	if r.deps.Repo != nil {
+	// Whether the plan was edited, before the runner touches it:
+	// files_changed counts what changed during the iteration. In runner
+	// ownership the edit is taken in now, whatever the outcome: a status
+	// change the runner did not make must not outlive the iteration.
+	var planEdited, planUndone bool
+	if r.opts.Ownership == OwnerRunner {
+		t, planEdited, planUndone = r.takePlanEdits(t)
+	} else if r.deps.Repo != nil {
 		planEdited, _ = r.deps.Plan.Modified()
 	}
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
+	it.restored = it.restored || planUndone
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
 		Agent: r.deps.Agent.Name(), Model: r.opts.Model,
@@ -131,7 +136,7 @@ type classified struct {
 	iteration
 	match   completion.Match
 	doneIDs []string
-	// restored: the runner put back the plan the agent had edited.
+	// restored: the runner put back (part of) an edit of the plan.
 	restored bool
 	// ev is what checked a done claim (verify.go).
 	ev evidence
@@ -187,17 +192,9 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 }
 
 // classifyRunnerOwned applies the runner-ownership contract: the agent
-// claims, the runner checks and marks.
+// claims, the runner checks and marks. The plan's edits are taken in by
+// now (takePlanEdits).
 func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.Task) classified {
-	if mod, err := r.deps.Plan.Modified(); err == nil && mod {
-		// The agent must not edit the tasks file in this mode: put it back.
-		if err := r.deps.Plan.Restore(); err != nil {
-			r.warn("the agent edited %s and restoring it failed: %v", r.deps.Plan.Plan().Path, err)
-		} else {
-			c.restored = true
-			r.warn("the agent edited %s; restored it (runner ownership: the runner marks tasks)", r.deps.Plan.Plan().Path)
-		}
-	}
 	switch c.match.Marker {
 	case completion.TaskDone:
 		return r.accept(ctx, c, t, OutcomeTaskDone)

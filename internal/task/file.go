@@ -198,9 +198,9 @@ func (f *File) Restore() error {
 // still have its title, or the merge would mark whatever task moved into
 // its place. An id not in the plan gives an error wrapping ErrUnknownTask.
 //
-// In runner-ownership mode the agent must not edit the plan, so the runner
-// checks Modified and calls Restore after each iteration, before SetStatus;
-// otherwise SetStatus would keep the agent's edit as a merge.
+// In runner-ownership mode only the runner marks tasks, so the runner calls
+// MergeEdits after each iteration, before SetStatus; otherwise SetStatus
+// would keep another writer's status changes as part of the merge.
 func (f *File) SetStatus(id string, st Status) error {
 	not := fmt.Sprintf("not marking %s %s", id, st)
 	return f.edit(not, func(theirs *Plan) error {
