@@ -60,6 +60,14 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		doneBefore = doneSet(r.deps.Plan.Plan())
 	}
 	r.markStart(ctx, t)
+	// The state naming the task is on disk before the agent can touch
+	// anything: after a crash, the next run knows which task's marks in
+	// the plan were not ralph's (reconcile.go). The write started with
+	// the iteration is nearly always done by now.
+	if err := r.saved(); err != nil {
+		_ = out.Close()
+		return iteration{}, err
+	}
 
 	started := r.deps.Now()
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
@@ -112,7 +120,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
 	}
-	// History is the record; the state follows it (saveAsync).
+	// History is the record; the state follows it (saveAsync), and no
+	// longer needs to say what was being accepted.
+	r.st.Accepting = nil
 	if err := r.saveAsync(); err != nil {
 		return it.iteration, err
 	}
@@ -229,6 +239,9 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	if !r.land(ctx, t, &c) {
 		return c
 	}
+	if !r.accepting(&c, t.ID) {
+		return c
+	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
@@ -237,6 +250,21 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	c.doneIDs = []string{t.ID}
 	r.accepted(&c, c.doneIDs)
 	return c
+}
+
+// accepting records that ids are being accepted, on disk, before the
+// plan says so and the commit is made: a run that dies before the
+// iteration's history line leaves them for the next run to finish
+// (reconcile.go). When the state cannot be written they are not
+// accepted, and c says why.
+func (r *runner) accepting(c *classified, ids ...string) bool {
+	r.st.Accepting = ids
+	if err := r.save(); err != nil {
+		r.st.Accepting = nil
+		c.outcome, c.errText = OutcomeTaskFailed, "could not record the task's acceptance in state.json: "+err.Error()
+		return false
+	}
+	return true
 }
 
 // gatesFail runs the gates for t; ok is false when they failed, and then
@@ -286,6 +314,10 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 			failed = c
 			ok = r.verify(ctx, &failed, t, c.doneIDs)
 			why = "its checks failed"
+		}
+		if ok {
+			ok = r.accepting(&failed, c.doneIDs...)
+			why = "ralph could not record it"
 		}
 		if !ok {
 			for _, id := range c.doneIDs {

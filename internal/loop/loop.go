@@ -227,7 +227,7 @@ func (r *runner) start(ctx context.Context) error {
 	if id == "" {
 		id = state.NewRunID(now)
 	}
-	crashed, err := r.recordCrashed(prev)
+	crashed, err := r.recoverCrashed(ctx, prev)
 	if err != nil {
 		return err
 	}
