@@ -23,6 +23,8 @@ type memPlan struct {
 	restored int
 	// edits is what MergeEdits finds once modified.
 	edits task.Edits
+	// onSet, when set, hears of each SetStatus first.
+	onSet func(id string, st task.Status)
 	failed   []string
 }
 
@@ -36,6 +38,9 @@ func newPlan(ids ...string) *memPlan {
 
 func (m *memPlan) Plan() *task.Plan { return &m.p }
 func (m *memPlan) SetStatus(id string, st task.Status) error {
+	if m.onSet != nil {
+		m.onSet(id, st)
+	}
 	if st == task.StatusFailed {
 		m.failed = append(m.failed, id)
 		return nil
