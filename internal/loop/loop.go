@@ -139,6 +139,9 @@ type runner struct {
 	template *prompt.Template
 	// writer writes state.json (save.go).
 	writer stateWriter
+	// parallel: the run coordinates --parallel workers, whose acceptance
+	// the state does not record (reconcile.go).
+	parallel bool
 	// treeSeen: the repository's Changes has a baseline, the working tree
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.

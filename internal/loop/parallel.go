@@ -109,6 +109,7 @@ func RunParallel(ctx context.Context, opts Options, deps Deps, par Parallel) err
 	if p.relPlan, err = relTo(par.Root, deps.Plan.Plan().Path); err != nil {
 		return err
 	}
+	r.parallel = true
 	if err := r.start(ctx); err != nil {
 		return err
 	}

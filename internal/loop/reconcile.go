@@ -94,7 +94,9 @@ func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []s
 			rc.notes = append(rc.notes, fmt.Sprintf("could not commit %s; its work stays in the working tree", strings.Join(accepted, ", ")))
 		}
 	}
-	if r.opts.Ownership != OwnerRunner {
+	if r.opts.Ownership != OwnerRunner || r.parallel {
+		// A --parallel worker marks the plan once its merge is committed,
+		// without a word in state.json: a mark may well be ralph's.
 		return rc
 	}
 	for _, id := range unfinished {
