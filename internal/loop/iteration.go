@@ -50,10 +50,11 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return iteration{}, fmt.Errorf("write prompt: %w", err)
 	}
 	req.PromptFile = promptPath
-	out, err := os.Create(outPath)
+	f, err := os.Create(outPath)
 	if err != nil {
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
+	out := &transcript{f: f}
 	r.seeTree(ctx)
 	var doneBefore map[string]bool // what the agent ticks: agent ownership only
 	if r.opts.Ownership == OwnerAgent {
@@ -65,7 +66,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	// the plan were not ralph's (reconcile.go). The write started with
 	// the iteration is nearly always done by now.
 	if err := r.saved(); err != nil {
-		_ = out.Close()
+		_ = out.close()
 		return iteration{}, err
 	}
 
@@ -77,8 +78,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		},
 	})
 	ended := r.deps.Now()
-	if cerr := out.Close(); cerr != nil && runErr == nil {
-		runErr = fmt.Errorf("write transcript: %w", cerr)
+	if terr := out.close(); terr != nil {
+		// The agent's result stands: the run records it, then stops.
+		r.warn("%v; the run stops after this iteration", terr)
+		r.stop = terr
 	}
 
 	// Whether the plan was edited, before the runner touches it:
@@ -127,6 +130,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return it.iteration, err
 	}
 	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
+	if err := r.stopping(); err != nil {
+		return it.iteration, err
+	}
 
 	switch it.outcome {
 	case OutcomeInterrupted:
@@ -135,6 +141,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		hint := "fix the agent's setup (`ralph doctor` checks it) and run again"
 		if strings.Contains(it.errText, "ralph doctor") {
 			hint = "then run again"
+		}
+		if h := ResourceHint(runErr); h != "" {
+			hint = h // not the agent's setup: ralph could not start it
 		}
 		return it.iteration, fmt.Errorf("%w: %s; %s", ErrFatal, it.errText, hint)
 	}
@@ -243,6 +252,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 		return c
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
+		r.stopFor(err)
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
 	}
@@ -260,6 +270,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 func (r *runner) accepting(c *classified, ids ...string) bool {
 	r.st.Accepting = ids
 	if err := r.save(); err != nil {
+		r.stopFor(err)
 		r.st.Accepting = nil
 		c.outcome, c.errText = OutcomeTaskFailed, "could not record the task's acceptance in state.json: "+err.Error()
 		return false
@@ -364,6 +375,7 @@ func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
 	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
 		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: rec.Outcome, Error: rec.Error, Done: doneIDs})
 	if err != nil {
+		r.stopFor(err)
 		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
 	}
 }

@@ -139,6 +139,9 @@ type runner struct {
 	template *prompt.Template
 	// writer writes state.json (save.go).
 	writer stateWriter
+	// stop is what ends the run once the iteration is recorded (a full
+	// disk: resources.go).
+	stop error
 	// parallel: the run coordinates --parallel workers, whose acceptance
 	// the state does not record (reconcile.go).
 	parallel bool
@@ -380,6 +383,7 @@ func (r *runner) noneLeft() error {
 
 // finish records how the run ended.
 func (r *runner) finish(err error) error {
+	err = r.projectGone(err)
 	switch {
 	case err == nil:
 		r.st.Status = state.StatusDone

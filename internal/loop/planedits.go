@@ -17,6 +17,7 @@ import (
 func (r *runner) takePlanEdits(t task.Task) (task.Task, bool, bool) {
 	e, err := r.deps.Plan.MergeEdits()
 	if err != nil {
+		r.stopFor(err)
 		r.warn("could not take in the changes made to %s during the iteration: %v", r.deps.Plan.Plan().Path, err)
 		return t, true, false
 	}

@@ -110,6 +110,8 @@ func (f *File) disk() (changed bool, data []byte, err error) {
 	size := int64(-1) // unknown: not a regular file
 	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
+	} else if err == nil && fi.IsDir() {
+		return false, nil, fmt.Errorf("%s is a directory now, not the plan file: put the plan back and run again", f.path)
 	}
 	if size < 0 || size == int64(len(want)) {
 		same, err := sameContent(fh, want)
@@ -162,7 +164,7 @@ func (f *File) Reload() (changed bool, err error) {
 		return false, err
 	}
 	if data == nil {
-		return true, fmt.Errorf("%s: %w: the file was removed", f.path, ErrChanged)
+		return true, fmt.Errorf("%s: %w: the file was removed; put the plan back and run again", f.path, ErrChanged)
 	}
 	cur, err := f.format.read(f.path, data)
 	if err != nil {
