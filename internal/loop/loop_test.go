@@ -24,8 +24,8 @@ type memPlan struct {
 	// edits is what MergeEdits finds once modified.
 	edits task.Edits
 	// onSet, when set, hears of each SetStatus first.
-	onSet func(id string, st task.Status)
-	failed   []string
+	onSet  func(id string, st task.Status)
+	failed []string
 }
 
 func newPlan(ids ...string) *memPlan {
