@@ -253,6 +253,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		r.stopFor(err)
+		r.st.Accepting = nil // not accepted after all: nothing to finish
 		c.outcome, c.errText = OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
 	}

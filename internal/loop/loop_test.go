@@ -73,6 +73,8 @@ func (m *memPlan) MergeEdits() (task.Edits, error) {
 
 // memStore keeps state and history in memory.
 type memStore struct {
+	// transcript, when set, is where every transcript goes.
+	transcript string
 	st      state.State
 	history []state.Record
 	dir     string
@@ -86,7 +88,11 @@ func (s *memStore) AppendHistory(r state.Record) error {
 }
 func (s *memStore) History() ([]state.Record, error) { return s.history, nil }
 func (s *memStore) IterationFiles(runID string, n int) (string, string, error) {
-	return fmt.Sprintf("%s/iter-%03d.prompt.md", s.dir, n), fmt.Sprintf("%s/iter-%03d.out", s.dir, n), nil
+	out := fmt.Sprintf("%s/iter-%03d.out", s.dir, n)
+	if s.transcript != "" {
+		out = s.transcript
+	}
+	return fmt.Sprintf("%s/iter-%03d.prompt.md", s.dir, n), out, nil
 }
 
 // scripted answers each invocation with the next result; the last repeats.
@@ -95,6 +101,8 @@ type scripted struct {
 	calls   int
 	prompts []string
 	before  func(n int) // runs at the start of invocation n (1-based)
+	// output is what each invocation writes to its transcript.
+	output []byte
 }
 
 func (a *scripted) Name() string { return "fake" }
@@ -106,6 +114,11 @@ func (a *scripted) Run(ctx context.Context, req agent.Request, sink agent.Sink) 
 	a.prompts = append(a.prompts, req.Prompt)
 	if a.before != nil {
 		a.before(a.calls)
+	}
+	if a.output != nil && sink.Transcript != nil {
+		if _, err := sink.Transcript.Write(a.output); err != nil {
+			return agent.Result{}, fmt.Errorf("the transcript refused a write: %w", err)
+		}
 	}
 	return a.results[min(a.calls, len(a.results))-1], nil
 }
