@@ -75,9 +75,9 @@ func (m *memPlan) MergeEdits() (task.Edits, error) {
 type memStore struct {
 	// transcript, when set, is where every transcript goes.
 	transcript string
-	st      state.State
-	history []state.Record
-	dir     string
+	st         state.State
+	history    []state.Record
+	dir        string
 }
 
 func (s *memStore) LoadState() (state.State, error) { return s.st, nil }
