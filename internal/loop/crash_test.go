@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -170,5 +172,55 @@ func TestAcceptingRecordedBeforeTheMark(t *testing.T) {
 	}
 	if f.store.st.Accepting != nil {
 		t.Errorf("accepting %v after the run, want none", f.store.st.Accepting)
+	}
+}
+
+// committedRepo is a memRepo whose last commit's plan is plan.
+type committedRepo struct {
+	*memRepo
+	plan string
+}
+
+func (committedRepo) Dir() string { return "/p" }
+func (c committedRepo) Show(_ context.Context, rev, path string) ([]byte, error) {
+	if rev != "HEAD" || path != "prd.json" {
+		return nil, fmt.Errorf("no %s:%s", rev, path)
+	}
+	return []byte(c.plan), nil
+}
+func (committedRepo) Head(context.Context) (string, error) { return "abc1234def", nil }
+
+// TestCrashedAfterTheCommit: a run that died after committing the task
+// it was accepting, before its history line: the commit is not made
+// again, and the line names it.
+func TestCrashedAfterTheCommit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.plan.p.Tasks[0].Status = task.StatusDone
+	repo := committedRepo{memRepo: &memRepo{tree: 1, committed: 1},
+		plan: `{"userStories": [{"id": "A", "title": "Task A", "passes": true}]}`}
+	f.store.st = state.State{RunID: "dead", Status: state.StatusRunning, Iteration: 1, CurrentTask: "A",
+		Accepting: []string{"A"}}
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: repo, Now: f.clock.Now, Sleep: f.clock.Sleep,
+		Emit: func(e Event) {
+			if e.Kind == EventWarning {
+				f.warns = append(f.warns, e.Message)
+			}
+		}}
+	if err := Run(context.Background(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if len(repo.commits) != 0 {
+		t.Errorf("commits %q, want none: the dead run made it", repo.commits)
+	}
+	if got := f.store.history; len(got) != 1 || got[0].Outcome != OutcomeTaskDone || got[0].Commit != "abc1234def" {
+		t.Errorf("history %+v, want the dead iteration's task_done line naming the commit", got)
+	}
+	if f.agent.calls != 0 {
+		t.Errorf("the agent ran %d times, want none", f.agent.calls)
+	}
+	const want = "the last run (dead) stopped unexpectedly during iteration 1 (task A, which it had accepted: finished)"
+	if len(f.warns) == 0 || f.warns[0] != want {
+		t.Errorf("warnings %q, want first %q", f.warns, want)
 	}
 }

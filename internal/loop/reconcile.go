@@ -83,11 +83,11 @@ func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []s
 		rc.finished[id] = ""
 	}
 	if len(accepted) > 0 && r.opts.Commit && r.deps.Repo != nil {
-		if hash, ok := r.commitAccepted(ctx, accepted); ok {
+		if hash, made, ok := r.commitAccepted(ctx, accepted); ok {
 			for _, id := range accepted {
 				rc.finished[id] = hash
 			}
-			if hash != "" {
+			if made {
 				rc.notes = append(rc.notes, fmt.Sprintf("committed %s (%s)", strings.Join(accepted, ", "), short(hash)))
 			}
 		} else {
@@ -117,22 +117,22 @@ func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []s
 
 // commitAccepted commits the accepted tasks' work, unless the current
 // commit has them done already. It returns the commit that holds them
-// ("" when it cannot tell), and false when the commit failed.
-func (r *runner) commitAccepted(ctx context.Context, ids []string) (string, bool) {
+// ("" when it cannot tell), whether it made it, and false when the
+// commit failed.
+func (r *runner) commitAccepted(ctx context.Context, ids []string) (hash string, made, ok bool) {
 	if r.committedDone(ctx, ids) {
 		if h, ok := r.deps.Repo.(headCommit); ok {
-			hash, _ := h.Head(ctx)
-			return hash, true
+			hash, _ = h.Head(ctx)
 		}
-		return "", true
+		return hash, false, true
 	}
 	t, _ := r.deps.Plan.Plan().Task(ids[0])
 	msg, err := commitMessage(r.opts.CommitTemplate, t)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
-	hash, err := r.deps.Repo.Commit(ctx, msg)
-	return hash, err == nil
+	hash, err = r.deps.Repo.Commit(ctx, msg)
+	return hash, hash != "", err == nil
 }
 
 // committedDone reports whether the current commit's plan has every one
