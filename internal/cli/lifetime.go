@@ -109,19 +109,20 @@ func (lt *lifetime) Close() {
 // lock): the processes that carry its mark, which also keeps a stranger
 // that reuses one of their pids safe. Its guardian should have stopped
 // them, unless it died too (kill -9 of both, a container's OOM kill).
-func stopCrashed(f *Factory, store *state.Store) error {
+// crashed reports whether the last run died so.
+func stopCrashed(f *Factory, store *state.Store) (crashed bool, err error) {
 	prev, err := store.LoadState()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !state.Live(prev.Status) || prev.RunID == "" {
-		return nil
+		return false, nil
 	}
 	if killed := proc.StopFamily(prev.RunID); len(killed) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "ralph: the last run (%s) stopped unexpectedly and left processes running: %s\n",
 			prev.RunID, proc.DescribeKilled(killed))
 	}
-	return nil
+	return true, nil
 }
 
 // stopOnBrokenPipe stops the run as a signal would when its output goes

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,7 +58,11 @@ func Main() int {
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintln(f.IO.ErrOut, "ralph:", err)
+		msg := err.Error()
+		if hint := loop.ResourceHint(err); hint != "" && !strings.Contains(msg, hint) {
+			msg += "; " + hint
+		}
+		fmt.Fprintln(f.IO.ErrOut, "ralph:", msg)
 	}
 	return code
 }

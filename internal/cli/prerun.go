@@ -26,19 +26,23 @@ type session struct {
 	parallel int
 	// leftover: the working tree holds the changes the last run left.
 	leftover bool
+	// crashed: the last run died without recording its end.
+	crashed bool
 }
 
 // prerun gets the project ready before the loop starts, and refuses to
 // start where a run would do harm: it finds the repository (Sapling, then
 // git), refuses a detached HEAD and a dirty tree (state.CheckDirty, unless
 // --allow-dirty), checks out or creates the plan's branch, and archives
-// the last run when the branch changed (state.Archive).
-func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.File) (*session, error) {
+// the last run when the branch changed (state.Archive). crashed says the
+// last run died mid-run (kill -9, a crash): the changes it left in the
+// tree are its unfinished work, which this run goes on with.
+func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.File, crashed bool) (*session, error) {
 	store, err := state.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{f: f, dir: dir, store: store, plan: plan, parallel: cfg.Parallel}
+	s := &session{f: f, dir: dir, store: store, plan: plan, parallel: cfg.Parallel, crashed: crashed}
 	if err := checkParallel(cfg); err != nil {
 		return nil, err
 	}
@@ -82,6 +86,12 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 	}
 	if !cfg.AllowDirty {
 		leftover, err := s.store.CheckDirty(ctx, tree{s.repo}, s.plan.Path(), "ralph.toml", cfg.Prompt)
+		var dirty *state.DirtyError
+		if errors.As(err, &dirty) && s.crashed {
+			// A run that dies cannot record the tree it leaves: what it
+			// left is taken as its own, like an interrupted run's.
+			leftover, err = true, nil
+		}
 		if err != nil {
 			return err
 		}

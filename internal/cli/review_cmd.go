@@ -105,7 +105,7 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
-	if err := stopCrashed(opts.f, store); err != nil {
+	if _, err := stopCrashed(opts.f, store); err != nil {
 		return err
 	}
 	lopts.RunID = state.NewRunID(time.Now())

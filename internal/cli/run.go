@@ -187,14 +187,15 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
-	if err := stopCrashed(opts.f, store); err != nil {
+	crashed, err := stopCrashed(opts.f, store)
+	if err != nil {
 		return err
 	}
 	// Every process the run starts from here on dies with it.
 	lopts.RunID = state.NewRunID(time.Now())
 	ctx, life := family(ctx, opts.f, lopts.RunID)
 	defer life.Close()
-	pre, err := prerun(ctx, opts.f, dir, cfg, plan)
+	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed)
 	if err != nil {
 		return err
 	}

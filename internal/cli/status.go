@@ -168,7 +168,11 @@ func crashedReport(st state.State) statusReport {
 		fmt.Fprintf(&b, " during iteration %d (task %s)", st.Iteration, st.CurrentTask)
 	}
 	b.WriteString("; `ralph run` continues the plan")
-	if st.Iteration > 0 && st.CurrentTask != "" {
+	switch {
+	case len(st.Accepting) > 0:
+		// Its checks had passed: the next run marks and commits it.
+		fmt.Fprintf(&b, " and first finishes accepting %s", strings.Join(st.Accepting, ", "))
+	case st.Iteration > 0 && st.CurrentTask != "":
 		b.WriteString(" and records that iteration as interrupted")
 	}
 	if left := proc.Survivors(st.RunID); len(left) > 0 {

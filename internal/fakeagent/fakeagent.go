@@ -12,7 +12,7 @@
 //	tool NAME ARG            an assistant tool call and its result (ARG echoed)
 //	toolresult TEXT          a tool result (what a tool printed)
 //	echo-prompt              the prompt, as a tool result (claude) or text
-//	exec SHELL               run a shell command in the working directory
+//	exec SHELL               run a shell command in the working directory ($FAKEAGENT_PROMPT is the prompt)
 //	pass FILE ID             set passes: true for story ID in a prd.json
 //	touch FILE               create FILE (a signal to the test)
 //	sleep DURATION           sleep, exiting early if ralph dies
@@ -202,6 +202,7 @@ func (a *agentRun) do(verb, rest string) error {
 		a.toolResult(a.prompt)
 	case "exec":
 		cmd := exec.Command("sh", "-c", rest)
+		cmd.Env = append(os.Environ(), "FAKEAGENT_PROMPT="+a.prompt)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {

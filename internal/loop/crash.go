@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,13 +10,15 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
-// recordCrashed writes the history lines that a run which died during
-// its iterations (killed with -9, the OOM killer, a crash, the machine
-// going down) could not write: one interrupted line per iteration that
-// was running. The run holds the lock by now, so a state.json that still
-// says the last run is live was left by one that died. It returns what to
-// tell the user, "" when the last run ended properly.
-func (r *runner) recordCrashed(prev state.State) (string, error) {
+// recoverCrashed finishes what a run that died during its iterations
+// (killed with -9, the OOM killer, a crash, the machine going down) left
+// half done, before anything else runs: it reconciles the plan and the
+// commits with what the dead run decided (reconcile), then writes the
+// history lines it could not write, one per iteration that was running.
+// The run holds the lock by now, so a state.json that still says the last
+// run is live was left by one that died. It returns what to tell the
+// user, "" when the last run ended properly.
+func (r *runner) recoverCrashed(ctx context.Context, prev state.State) (string, error) {
 	if !state.Live(prev.Status) || prev.RunID == "" {
 		return "", nil
 	}
@@ -46,19 +49,38 @@ func (r *runner) recordCrashed(prev state.State) (string, error) {
 	if len(missing) > len(tasks) {
 		missing = missing[len(missing)-len(tasks):]
 	}
+	unfinished := tasks[:len(missing)]
+	rc := r.reconcile(ctx, prev, unfinished)
 	if len(missing) == 0 {
 		// It died after its last line, between iterations.
-		return msg + fmt.Sprintf(" after iteration %d", prev.Iteration), nil
+		return msg + fmt.Sprintf(" after iteration %d", prev.Iteration) + rc.note(), nil
 	}
 	var what []string
+	interrupted := 0
 	for i, n := range missing {
 		rec := r.crashedRecord(prev, n, tasks[i])
+		desc := fmt.Sprintf("iteration %d (task %s)", n, rec.TaskID)
+		if hash, ok := rc.finished[rec.TaskID]; ok {
+			rec.Outcome, rec.Commit = state.OutcomeTaskDone, hash
+			rec.Error = strings.Replace(rec.Error, "during this iteration", "while it finished this task (its checks had passed)", 1) +
+				"; the next run marked it done and committed it"
+			desc = fmt.Sprintf("iteration %d (task %s, which it had accepted: finished)", n, rec.TaskID)
+		} else {
+			interrupted++
+		}
 		if err := r.deps.Store.AppendHistory(rec); err != nil {
 			return "", err
 		}
-		what = append(what, fmt.Sprintf("iteration %d (task %s)", n, rec.TaskID))
+		what = append(what, desc)
 	}
-	return msg + " during " + strings.Join(what, ", ") + "; recorded as interrupted", nil
+	msg += " during " + strings.Join(what, ", ")
+	switch {
+	case interrupted == len(missing):
+		msg += "; recorded as interrupted"
+	case interrupted > 0:
+		msg += "; the others recorded as interrupted"
+	}
+	return msg + rc.note(), nil
 }
 
 // crashedRecord is the history line of iteration n of the dead run prev,

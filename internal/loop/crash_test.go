@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
 )
 
 // TestCrashedRunIsRecorded: a state.json that says the last run is live,
@@ -89,5 +92,135 @@ func TestCrashedRunRecordedOnce(t *testing.T) {
 				t.Errorf("warning %q, want %q", warn, tt.warn)
 			}
 		})
+	}
+}
+
+// TestCrashedAcceptanceFinished: a run that died while accepting a task
+// (its checks had passed; the plan mark, the commit or the history line
+// missing) leaves it to the next run, which marks it done, commits its
+// work once and records the iteration as task_done, without running the
+// agent on it again.
+func TestCrashedAcceptanceFinished(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	f.repo = &memRepo{tree: 1} // the dead iteration's work, uncommitted
+	f.agent.before = func(int) { f.repo.tree++ }
+	f.store.st = state.State{RunID: "dead", Status: state.StatusRunning, Iteration: 1, CurrentTask: "A",
+		Accepting: []string{"A"}}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:task_done", "B:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if got := f.store.history[0]; got.RunID != "dead" || got.Commit != "c1" || !strings.Contains(got.Error, "marked it done and committed it") {
+		t.Errorf("the dead iteration's line: %+v", got)
+	}
+	if diff := cmp.Diff([]string{"feat: A - Task A", "feat: B - Task B"}, f.repo.commits); diff != "" {
+		t.Errorf("commits (-want +got):\n%s", diff)
+	}
+	if f.agent.calls != 1 {
+		t.Errorf("the agent ran %d times, want once (for B)", f.agent.calls)
+	}
+	const want = "the last run (dead) stopped unexpectedly during iteration 1 (task A, which it had accepted: finished); " +
+		"marked A done (its checks had passed); committed A (c1)"
+	if len(f.warns) == 0 || f.warns[0] != want {
+		t.Errorf("warnings %q, want first %q", f.warns, want)
+	}
+	if f.store.st.Accepting != nil {
+		t.Errorf("accepting %v after the run, want none", f.store.st.Accepting)
+	}
+}
+
+// TestCrashedMarkNotRalphs: in runner ownership, a task the plan shows
+// done after a run died during its iteration, which the run was not
+// accepting, was marked by someone else (the agent, before the run could
+// put the mark back): it is opened again, and runs again.
+func TestCrashedMarkNotRalphs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, done())
+	f.plan.p.Tasks[0].Status = task.StatusDone
+	f.store.st = state.State{RunID: "dead", Status: state.StatusRunning, Iteration: 1, CurrentTask: "A"}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:interrupted", "A:task_done", "B:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if len(f.warns) == 0 || !strings.Contains(f.warns[0], "opened A again: the plan said it was done, but ralph had not accepted it") {
+		t.Errorf("warnings %q", f.warns)
+	}
+}
+
+// TestAcceptingRecordedBeforeTheMark: state.json names the task being
+// accepted before the plan marks it, and no longer once its history line
+// is written.
+func TestAcceptingRecordedBeforeTheMark(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	var atMark []string
+	f.plan.onSet = func(id string, st task.Status) {
+		if st == task.StatusDone {
+			atMark = f.store.st.Accepting
+		}
+	}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A"}, atMark); diff != "" {
+		t.Errorf("accepting in the saved state when the plan was marked (-want +got):\n%s", diff)
+	}
+	if f.store.st.Accepting != nil {
+		t.Errorf("accepting %v after the run, want none", f.store.st.Accepting)
+	}
+}
+
+// committedRepo is a memRepo whose last commit's plan is plan.
+type committedRepo struct {
+	*memRepo
+	plan string
+}
+
+func (committedRepo) Dir() string { return "/p" }
+func (c committedRepo) Show(_ context.Context, rev, path string) ([]byte, error) {
+	if rev != "HEAD" || path != "prd.json" {
+		return nil, fmt.Errorf("no %s:%s", rev, path)
+	}
+	return []byte(c.plan), nil
+}
+func (committedRepo) Head(context.Context) (string, error) { return "abc1234def", nil }
+
+// TestCrashedAfterTheCommit: a run that died after committing the task
+// it was accepting, before its history line: the commit is not made
+// again, and the line names it.
+func TestCrashedAfterTheCommit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.plan.p.Tasks[0].Status = task.StatusDone
+	repo := committedRepo{memRepo: &memRepo{tree: 1, committed: 1},
+		plan: `{"userStories": [{"id": "A", "title": "Task A", "passes": true}]}`}
+	f.store.st = state.State{RunID: "dead", Status: state.StatusRunning, Iteration: 1, CurrentTask: "A",
+		Accepting: []string{"A"}}
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: repo, Now: f.clock.Now, Sleep: f.clock.Sleep,
+		Emit: func(e Event) {
+			if e.Kind == EventWarning {
+				f.warns = append(f.warns, e.Message)
+			}
+		}}
+	if err := Run(t.Context(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if len(repo.commits) != 0 {
+		t.Errorf("commits %q, want none: the dead run made it", repo.commits)
+	}
+	if got := f.store.history; len(got) != 1 || got[0].Outcome != state.OutcomeTaskDone || got[0].Commit != "abc1234def" {
+		t.Errorf("history %+v, want the dead iteration's task_done line naming the commit", got)
+	}
+	if f.agent.calls != 0 {
+		t.Errorf("the agent ran %d times, want none", f.agent.calls)
+	}
+	const want = "the last run (dead) stopped unexpectedly during iteration 1 (task A, which it had accepted: finished)"
+	if len(f.warns) == 0 || f.warns[0] != want {
+		t.Errorf("warnings %q, want first %q", f.warns, want)
 	}
 }

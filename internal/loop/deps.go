@@ -34,6 +34,10 @@ type Plan interface {
 	Modified() (bool, error)
 	// Restore writes back what was last read or written.
 	Restore() error
+	// MergeEdits takes in an edit made on disk since the last read or
+	// write, as runner ownership allows: status changes reverted, deleted
+	// tasks restored, the rest kept (task.File.MergeEdits).
+	MergeEdits() (task.Edits, error)
 }
 
 // Store keeps state.json, history and transcripts.

@@ -50,16 +50,25 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return iteration{}, fmt.Errorf("write prompt: %w", err)
 	}
 	req.PromptFile = promptPath
-	out, err := os.Create(outPath)
+	f, err := os.Create(outPath)
 	if err != nil {
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
+	out := &transcript{f: f}
 	r.seeTree(ctx)
 	var doneBefore map[string]bool // what the agent ticks: agent ownership only
 	if r.opts.Ownership == task.OwnerAgent {
 		doneBefore = doneSet(r.deps.Plan.Plan())
 	}
 	r.markStart(ctx, t)
+	// The state naming the task is on disk before the agent can touch
+	// anything: after a crash, the next run knows which task's marks in
+	// the plan were not ralph's (reconcile.go). The write started with
+	// the iteration is nearly always done by now.
+	if err := r.saved(); err != nil {
+		_ = out.close()
+		return iteration{}, err
+	}
 
 	started := r.deps.Now()
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
@@ -69,17 +78,24 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		},
 	})
 	ended := r.deps.Now()
-	if cerr := out.Close(); cerr != nil && runErr == nil {
-		runErr = fmt.Errorf("write transcript: %w", cerr)
+	if terr := out.close(); terr != nil {
+		// The agent's result stands: the run records it, then stops.
+		r.warn("%v; the run stops after this iteration", terr)
+		r.stop = terr
 	}
 
-	// Whether the agent edited the plan, before the runner touches it:
-	// files_changed counts what the agent changed.
-	planEdited := false
-	if r.deps.Repo != nil {
+	// Whether the plan was edited, before the runner touches it:
+	// files_changed counts what changed during the iteration. In runner
+	// ownership the edit is taken in now, whatever the outcome: a status
+	// change the runner did not make must not outlive the iteration.
+	var planEdited, planUndone bool
+	if r.opts.Ownership == task.OwnerRunner {
+		t, planEdited, planUndone = r.takePlanEdits(t)
+	} else if r.deps.Repo != nil {
 		planEdited, _ = r.deps.Plan.Modified()
 	}
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
+	it.restored = it.restored || planUndone
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
 		Agent: r.deps.Agent.Name(), Model: r.opts.Model,
@@ -107,11 +123,16 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
 	}
-	// History is the record; the state follows it (saveAsync).
+	// History is the record; the state follows it (saveAsync), and no
+	// longer needs to say what was being accepted.
+	r.st.Accepting = nil
 	if err := r.saveAsync(); err != nil {
 		return it.iteration, err
 	}
 	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
+	if err := r.stopping(); err != nil {
+		return it.iteration, err
+	}
 
 	switch it.outcome {
 	case state.OutcomeInterrupted:
@@ -120,6 +141,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		hint := "fix the agent's setup (`ralph doctor` checks it) and run again"
 		if strings.Contains(it.errText, "ralph doctor") {
 			hint = "then run again"
+		}
+		if h := ResourceHint(runErr); h != "" {
+			hint = h // not the agent's setup: ralph could not start it
 		}
 		return it.iteration, fmt.Errorf("%w: %s; %s", ErrFatal, it.errText, hint)
 	default:
@@ -133,7 +157,7 @@ type classified struct {
 	iteration
 	match   completion.Match
 	doneIDs []string
-	// restored: the runner put back the plan the agent had edited.
+	// restored: the runner put back (part of) an edit of the plan.
 	restored bool
 	// ev is what checked a done claim (verify.go).
 	ev evidence
@@ -191,17 +215,9 @@ func (r *runner) classify(ctx context.Context, t task.Task, req agent.Request, r
 }
 
 // classifyRunnerOwned applies the runner-ownership contract: the agent
-// claims, the runner checks and marks.
+// claims, the runner checks and marks. The plan's edits are taken in by
+// now (takePlanEdits).
 func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.Task) classified {
-	if mod, err := r.deps.Plan.Modified(); err == nil && mod {
-		// The agent must not edit the tasks file in this mode: put it back.
-		if err := r.deps.Plan.Restore(); err != nil {
-			r.warn("the agent edited %s and restoring it failed: %v", r.deps.Plan.Plan().Path, err)
-		} else {
-			c.restored = true
-			r.warn("the agent edited %s; restored it (runner ownership: the runner marks tasks)", r.deps.Plan.Plan().Path)
-		}
-	}
 	switch c.match.Marker {
 	case completion.TaskDone:
 		return r.accept(ctx, c, t, state.OutcomeTaskDone)
@@ -238,7 +254,12 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	if !r.land(ctx, t, &c) {
 		return c
 	}
+	if !r.accepting(&c, t.ID) {
+		return c
+	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
+		r.stopFor(err)
+		r.st.Accepting = nil // not accepted after all: nothing to finish
 		c.outcome, c.errText = state.OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
 	}
@@ -246,6 +267,22 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	c.doneIDs = []string{t.ID}
 	r.accepted(&c, c.doneIDs)
 	return c
+}
+
+// accepting records that ids are being accepted, on disk, before the
+// plan says so and the commit is made: a run that dies before the
+// iteration's history line leaves them for the next run to finish
+// (reconcile.go). When the state cannot be written they are not
+// accepted, and c says why.
+func (r *runner) accepting(c *classified, ids ...string) bool {
+	r.st.Accepting = ids
+	if err := r.save(); err != nil {
+		r.stopFor(err)
+		r.st.Accepting = nil
+		c.outcome, c.errText = state.OutcomeTaskFailed, "could not record the task's acceptance in state.json: "+err.Error()
+		return false
+	}
+	return true
 }
 
 // gatesFail runs the gates for t; ok is false when they failed, and then
@@ -296,6 +333,10 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 			ok = r.verify(ctx, &failed, t, c.doneIDs)
 			why = "its checks failed"
 		}
+		if ok {
+			ok = r.accepting(&failed, c.doneIDs...)
+			why = "ralph could not record it"
+		}
 		if !ok {
 			for _, id := range c.doneIDs {
 				if err := r.deps.Plan.SetStatus(id, task.StatusOpen); err != nil {
@@ -341,6 +382,7 @@ func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
 	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
 		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: string(rec.Outcome), Error: rec.Error, Done: doneIDs})
 	if err != nil {
+		r.stopFor(err)
 		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
 	}
 }

@@ -137,6 +137,12 @@ type runner struct {
 	// doneMsg is what state.json says of a run that ended well, when it
 	// is not "all tasks done" (`ralph review`).
 	doneMsg string
+	// stop is what ends the run once the iteration is recorded (a full
+	// disk: resources.go).
+	stop error
+	// parallel: the run coordinates --parallel workers, whose acceptance
+	// the state does not record (reconcile.go).
+	parallel bool
 	// treeSeen: the repository's Changes has a baseline, the working tree
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
@@ -228,7 +234,7 @@ func (r *runner) start(ctx context.Context) error {
 	if id == "" {
 		id = state.NewRunID(now)
 	}
-	crashed, err := r.recordCrashed(prev)
+	crashed, err := r.recoverCrashed(ctx, prev)
 	if err != nil {
 		return err
 	}
@@ -379,6 +385,7 @@ func (r *runner) noneLeft() error {
 
 // finish records how the run ended.
 func (r *runner) finish(err error) error {
+	err = r.projectGone(err)
 	switch {
 	case err == nil:
 		r.st.Status = state.StatusDone

@@ -21,7 +21,11 @@ type memPlan struct {
 	p        task.Plan
 	modified bool
 	restored int
-	failed   []string
+	// edits is what MergeEdits finds once modified.
+	edits task.Edits
+	// onSet, when set, hears of each SetStatus first.
+	onSet  func(id string, st task.Status)
+	failed []string
 }
 
 func newPlan(ids ...string) *memPlan {
@@ -34,6 +38,9 @@ func newPlan(ids ...string) *memPlan {
 
 func (m *memPlan) Plan() *task.Plan { return &m.p }
 func (m *memPlan) SetStatus(id string, st task.Status) error {
+	if m.onSet != nil {
+		m.onSet(id, st)
+	}
 	if st == task.StatusFailed {
 		m.failed = append(m.failed, id)
 		return nil
@@ -50,11 +57,27 @@ func (m *memPlan) Reload() (bool, error)   { return false, nil }
 func (m *memPlan) Modified() (bool, error) { return m.modified, nil }
 func (m *memPlan) Restore() error          { m.modified = false; m.restored++; return nil }
 
+// MergeEdits gives edits when the plan was modified (by default one
+// status change undone).
+func (m *memPlan) MergeEdits() (task.Edits, error) {
+	if !m.modified {
+		return task.Edits{}, nil
+	}
+	m.modified = false
+	m.restored++
+	if m.edits.Changed() {
+		return m.edits, nil
+	}
+	return task.Edits{Reverted: []task.Reverted{{Task: m.p.Tasks[0], Edited: task.StatusDone}}}, nil
+}
+
 // memStore keeps state and history in memory.
 type memStore struct {
-	st      state.State
-	history []state.Record
-	dir     string
+	// transcript, when set, is where every transcript goes.
+	transcript string
+	st         state.State
+	history    []state.Record
+	dir        string
 }
 
 func (s *memStore) LoadState() (state.State, error) { return s.st, nil }
@@ -65,7 +88,11 @@ func (s *memStore) AppendHistory(r state.Record) error {
 }
 func (s *memStore) History() ([]state.Record, error) { return s.history, nil }
 func (s *memStore) IterationFiles(runID string, n int) (string, string, error) {
-	return fmt.Sprintf("%s/iter-%03d.prompt.md", s.dir, n), fmt.Sprintf("%s/iter-%03d.out", s.dir, n), nil
+	out := fmt.Sprintf("%s/iter-%03d.out", s.dir, n)
+	if s.transcript != "" {
+		out = s.transcript
+	}
+	return fmt.Sprintf("%s/iter-%03d.prompt.md", s.dir, n), out, nil
 }
 
 // scripted answers each invocation with the next result; the last repeats.
@@ -74,6 +101,8 @@ type scripted struct {
 	calls   int
 	prompts []string
 	before  func(n int) // runs at the start of invocation n (1-based)
+	// output is what each invocation writes to its transcript.
+	output []byte
 }
 
 func (a *scripted) Name() string { return "fake" }
@@ -85,6 +114,11 @@ func (a *scripted) Run(ctx context.Context, req agent.Request, sink agent.Sink) 
 	a.prompts = append(a.prompts, req.Prompt)
 	if a.before != nil {
 		a.before(a.calls)
+	}
+	if a.output != nil && sink.Transcript != nil {
+		if _, err := sink.Transcript.Write(a.output); err != nil {
+			return agent.Result{}, fmt.Errorf("the transcript refused a write: %w", err)
+		}
 	}
 	return a.results[min(a.calls, len(a.results))-1], nil
 }
@@ -394,15 +428,50 @@ func TestGateFailureKeepsTaskOpen(t *testing.T) {
 	}
 }
 
-func TestRunnerModeRestoresPlanTheAgentEdited(t *testing.T) {
+// TestRunnerModeTakesPlanEdits: an edit of the plan during the iteration
+// is taken in (MergeEdits) and reported as the plan's change, whatever
+// the outcome; a task that moved is marked under its new id.
+func TestRunnerModeTakesPlanEdits(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, []string{"A"}, done())
-	f.agent.before = func(int) { f.plan.modified = true }
-	if err := f.run(t); err != nil {
-		t.Fatal(err)
+	f := newFixture(t, []string{"1", "2"}, done())
+	f.opts.MaxIterations = 1
+	f.agent.before = func(int) {
+		// A task inserted first: the running one is 2 now.
+		f.plan.p.Tasks = []task.Task{{ID: "1", Title: "New", Status: task.StatusOpen},
+			{ID: "2", Title: "Task 1", Status: task.StatusOpen}, {ID: "3", Title: "Task 2", Status: task.StatusOpen}}
+		f.plan.modified = true
+		f.plan.edits = task.Edits{Added: []task.Task{f.plan.p.Tasks[0]}, Moved: map[string]string{"1": "2", "2": "3"}}
 	}
-	if f.plan.restored != 1 || len(f.warns) != 1 || !strings.Contains(f.warns[0], "restored") {
-		t.Errorf("restored %d times, warnings %q", f.plan.restored, f.warns)
+	_ = f.run(t)
+	if f.plan.restored != 1 || len(f.warns) != 1 {
+		t.Fatalf("merged %d times, warnings %q", f.plan.restored, f.warns)
+	}
+	const want = `the plan changed during the iteration: added 1 "New"; kept, used from the next iteration on`
+	if f.warns[0] != want {
+		t.Errorf("warning %q, want %q", f.warns[0], want)
+	}
+	var got []string
+	for _, tk := range f.plan.p.Tasks {
+		got = append(got, tk.ID+":"+string(tk.Status))
+	}
+	if diff := cmp.Diff([]string{"1:open", "2:done", "3:open"}, got); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"2:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunnerModeUndoesStatusEdits: a status change ralph did not make is
+// put back even when the iteration fails, and said so.
+func TestRunnerModeUndoesStatusEdits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, agent.Result{FinalText: "not yet"})
+	f.opts.MaxIterations = 1
+	f.agent.before = func(int) { f.plan.modified = true }
+	_ = f.run(t)
+	if f.plan.restored != 1 || len(f.warns) != 1 || !strings.Contains(f.warns[0], "undone: A marked done (put back to open") {
+		t.Errorf("merged %d times, warnings %q", f.plan.restored, f.warns)
 	}
 }
 

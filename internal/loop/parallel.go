@@ -109,6 +109,7 @@ func RunParallel(ctx context.Context, opts Options, deps Deps, par Parallel) err
 	if p.relPlan, err = relTo(par.Root, deps.Plan.Plan().Path); err != nil {
 		return err
 	}
+	r.parallel = true
 	if err := r.start(ctx); err != nil {
 		return err
 	}
@@ -588,6 +589,19 @@ func (w *worktreePlan) Modified() (bool, error) {
 		return false, err
 	}
 	return !w.tr.planOK || !bytes.Equal(b, w.tr.planBase), nil
+}
+
+// MergeEdits puts back the worktree's copy: whoever edited it, only the
+// main worktree's plan is the plan.
+func (w *worktreePlan) MergeEdits() (task.Edits, error) {
+	mod, err := w.Modified()
+	if err != nil || !mod {
+		return task.Edits{}, err
+	}
+	if err := w.Restore(); err != nil {
+		return task.Edits{}, err
+	}
+	return task.Edits{Discarded: errors.New("it is the worktree's copy: with --parallel, edit the plan in the main worktree")}, nil
 }
 
 func (w *worktreePlan) Restore() error {

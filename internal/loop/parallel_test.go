@@ -58,6 +58,9 @@ func (s *syncPlan) SetStatus(id string, st task.Status) error {
 func (s *syncPlan) Reload() (bool, error)   { return false, nil }
 func (s *syncPlan) Modified() (bool, error) { return false, nil }
 func (s *syncPlan) Restore() error          { return nil }
+func (s *syncPlan) MergeEdits() (task.Edits, error) {
+	return task.Edits{}, nil
+}
 
 func (s *syncPlan) done(id string) bool {
 	t, _ := s.Plan().Task(id)

@@ -72,3 +72,13 @@ func (r *runner) save() error {
 	<-r.writer.last.done
 	return r.writer.last.err
 }
+
+// saved waits until the writes started so far are on disk, and reports
+// their error; it starts none.
+func (r *runner) saved() error {
+	if r.writer.last == nil {
+		return nil
+	}
+	<-r.writer.last.done
+	return r.writer.last.err
+}

@@ -42,7 +42,16 @@ func (s *Store) AppendHistory(rec Record) error {
 	if err != nil {
 		return fmt.Errorf("append history: %w", err)
 	}
+	info, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("append history: %w", err)
+	}
 	if _, err := f.Write(line); err != nil {
+		// Part of the line may be written (a disk that filled up in the
+		// middle): take it back, or the next line would follow a torn
+		// one in the middle of the file.
+		_ = f.Truncate(info.Size())
 		_ = f.Close()
 		return fmt.Errorf("append history: %w", err)
 	}

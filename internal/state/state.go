@@ -116,6 +116,11 @@ type State struct {
 	Tasks        map[string]TaskState `json:"tasks"`
 	// Message says why the run ended, for status.
 	Message string `json:"message,omitempty"`
+	// Accepting are the tasks the run has decided are done (their gates,
+	// guard and reviewer passed) and is marking and committing: saved
+	// before the plan says so, cleared with the iteration's history line.
+	// A run that dies in between leaves them for the next one to finish.
+	Accepting []string `json:"accepting,omitempty"`
 	// AdvisoryGates are the gate commands that failed before any change
 	// and that --allow-failing-gates made advisory for this run: their
 	// failures do not reject a task.

@@ -110,6 +110,8 @@ func (f *File) disk() (changed bool, data []byte, err error) {
 	size := int64(-1) // unknown: not a regular file
 	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
+	} else if err == nil && fi.IsDir() {
+		return false, nil, fmt.Errorf("%s is a directory now, not the plan file: put the plan back and run again", f.path)
 	}
 	if size < 0 || size == int64(len(want)) {
 		same, err := sameContent(fh, want)
@@ -162,7 +164,7 @@ func (f *File) Reload() (changed bool, err error) {
 		return false, err
 	}
 	if data == nil {
-		return true, fmt.Errorf("%s: %w: the file was removed", f.path, ErrChanged)
+		return true, fmt.Errorf("%s: %w: the file was removed; put the plan back and run again", f.path, ErrChanged)
 	}
 	cur, err := f.format.read(f.path, data)
 	if err != nil {
@@ -198,9 +200,9 @@ func (f *File) Restore() error {
 // still have its title, or the merge would mark whatever task moved into
 // its place. An id not in the plan gives an error wrapping ErrUnknownTask.
 //
-// In runner-ownership mode the agent must not edit the plan, so the runner
-// checks Modified and calls Restore after each iteration, before SetStatus;
-// otherwise SetStatus would keep the agent's edit as a merge.
+// In runner-ownership mode only the runner marks tasks, so the runner calls
+// MergeEdits after each iteration, before SetStatus; otherwise SetStatus
+// would keep another writer's status changes as part of the merge.
 func (f *File) SetStatus(id string, st Status) error {
 	not := fmt.Sprintf("not marking %s %s", id, st)
 	return f.edit(not, func(theirs *Plan) error {
