@@ -233,13 +233,13 @@ type Process struct {
 	// reading counts as activity for the idle timeout.
 	Stdout, Stderr io.Reader
 
-	c     Cmd
-	cmd   *exec.Cmd
+	c   Cmd
+	cmd *exec.Cmd
 	// supervisor: the leader is a wrapper a stop's SIGTERM spares
 	// (Launch.Supervisor).
 	supervisor bool
 	start      time.Time
-	last  atomic.Int64 // when output was last seen, as time since start
+	last       atomic.Int64 // when output was last seen, as time since start
 	// fam is the family the child belongs to (nil for none), marker its
 	// mark in it.
 	fam    *Family
