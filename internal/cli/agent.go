@@ -12,6 +12,8 @@ import (
 type runAgent struct {
 	agent.Adapter
 	f *Factory
+	// box is the sandbox the agent runs in; nil for none.
+	box agent.Sandbox
 }
 
 func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
@@ -25,11 +27,12 @@ func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (
 			a.f.agents.remove(started)
 		}
 	}()
+	req.Sandbox = a.box
 	return agent.Run(ctx, a.Adapter, req, sink)
 }
 
-// newAgent builds the configured agent's adapter.
-func newAgent(f *Factory, cfg config.Config) (runAgent, error) {
+// newAgent builds the configured agent's adapter, in the run's sandbox.
+func newAgent(f *Factory, cfg config.Config, sb runSandbox) (runAgent, error) {
 	ac := cfg.Agents[cfg.Agent]
 	ad, err := agent.New(cfg.Agent, agent.Options{
 		Command:       ac.Command,
@@ -43,5 +46,9 @@ func newAgent(f *Factory, cfg config.Config) (runAgent, error) {
 	if err != nil {
 		return runAgent{}, err
 	}
-	return runAgent{Adapter: ad, f: f}, nil
+	box, err := sb.agent(cfg.Agent)
+	if err != nil {
+		return runAgent{}, err
+	}
+	return runAgent{Adapter: ad, f: f, box: box}, nil
 }

@@ -15,7 +15,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -180,14 +182,36 @@ func (b *Box) Wrap(l proc.Launch) (proc.Launch, error) {
 	}
 }
 
-// Describe says in a few words what a child in the box can reach, for
-// doctor and the run header.
-func (b *Box) Describe() string {
-	net := "network on"
-	if !b.policy.Network {
-		net = "network off"
+// Reach is what a child working in the project can reach, paths
+// resolved, those that do not exist left out: for doctor.
+type Reach struct {
+	Writable, ReadOnly, Hidden []string
+	// Env are the names of the variables passed in (NAME* a prefix).
+	Env     []string
+	Network bool
+}
+
+// Reach says what a child in the project can reach.
+func (b *Box) Reach() (Reach, error) {
+	r, err := b.resolve(proc.Launch{Path: "/bin/true", Argv: []string{"true"}, Dir: b.policy.Project, Env: b.env})
+	if err != nil {
+		return Reach{}, err
 	}
-	return fmt.Sprintf("%s: writes the project only, hides %d paths of credentials and services, %s", b.kind, len(b.hidden()), net)
+	out := Reach{Env: slices.Concat(BaseEnv(), b.policy.Env), Network: b.policy.Network}
+	for _, m := range r.binds {
+		if m.writable {
+			out.Writable = append(out.Writable, m.path)
+		} else {
+			out.ReadOnly = append(out.ReadOnly, m.path)
+		}
+	}
+	if r.tmp != "" {
+		out.Writable = append(out.Writable, r.tmp+" (private)")
+	}
+	for _, h := range r.hidden {
+		out.Hidden = append(out.Hidden, h.path)
+	}
+	return out, nil
 }
 
 // NativeKind is the sandbox this platform has: bwrap on Linux,
@@ -222,4 +246,25 @@ func matchName(pattern, name string) bool {
 		return strings.HasPrefix(name, p)
 	}
 	return pattern == name
+}
+
+// MakeDirs creates the writable directories of the policy that do not
+// exist yet (a file, named with an extension such as ~/.claude.json, is
+// left for its program to create): a program that would create its
+// directory on first use finds the home read-only in the sandbox.
+func (b *Box) MakeDirs() error {
+	var errs []error
+	for _, w := range b.policy.Writable {
+		p := b.expand(w, b.policy.Project)
+		if p == "" || filepath.Ext(strings.TrimPrefix(filepath.Base(p), ".")) != "" {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
