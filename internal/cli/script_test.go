@@ -62,16 +62,23 @@ func TestScripts(t *testing.T) {
 			env.Setenv("RALPH_SANDBOX_MODE", "none")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": cmdWaitFile,
-			"pidgone":  cmdPidGone,
-			"sizeof":   cmdSizeOf,
-			"mkbig":    cmdMkBig,
-			"exits":    cmdExits,
-			// notify_script_test.go
-			"notifysink": cmdNotifySink,
-		},
+		Cmds: scriptCmds(),
 	})
+}
+
+// scriptCmds are the commands scripts have besides testscript's own.
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"waitfile": cmdWaitFile,
+		"pidgone":  cmdPidGone,
+		"sizeof":   cmdSizeOf,
+		"mkbig":    cmdMkBig,
+		"exits":    cmdExits,
+		// notify_script_test.go
+		"notifysink": cmdNotifySink,
+		// sandbox_script_test.go
+		"noprocs": cmdNoProcs,
+	}
 }
 
 // waitfile FILE [SECONDS]: wait until FILE exists.
