@@ -49,6 +49,7 @@ func TestSandboxScripts(t *testing.T) {
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "agent", "scenario"))
+			env.Setenv("FAKEREVIEWER_SCRIPT", filepath.Join(work, "agent", "review"))
 			for k, v := range gittest.Vars(home) {
 				env.Setenv(k, v)
 			}
