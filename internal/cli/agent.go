@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // runAgent adapts an agent.Adapter to the loop's Agent interface.
@@ -13,7 +15,7 @@ type runAgent struct {
 	agent.Adapter
 	f *Factory
 	// box is the sandbox the agent runs in; nil for none.
-	box agent.Sandbox
+	box *sandbox.Box
 }
 
 func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
@@ -27,7 +29,14 @@ func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (
 			a.f.agents.remove(started)
 		}
 	}()
-	req.Sandbox = a.box
+	if a.box != nil {
+		// The directories the agent would create on first use: the
+		// sandbox shows it a read-only home.
+		if err := a.box.MakeDirs(); err != nil {
+			return agent.Result{}, fmt.Errorf("sandbox: the %s agent's directories: %w", a.Name(), err)
+		}
+		req.Sandbox = a.box
+	}
 	return agent.Run(ctx, a.Adapter, req, sink)
 }
 
@@ -46,9 +55,5 @@ func newAgent(f *Factory, cfg config.Config, sb runSandbox) (runAgent, error) {
 	if err != nil {
 		return runAgent{}, err
 	}
-	box, err := sb.agent(cfg.Agent)
-	if err != nil {
-		return runAgent{}, err
-	}
-	return runAgent{Adapter: ad, f: f, box: box}, nil
+	return runAgent{Adapter: ad, f: f, box: sb.agent(cfg.Agent)}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -331,7 +332,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 // dryRun prints what the next iteration would run, and runs nothing:
 // with a sandbox, its exact command line and the environment it passes
 // in.
-func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box agent.Sandbox) error {
+func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box *sandbox.Box) error {
 	pv, err := loop.Preview(opts, deps)
 	if err != nil {
 		return err

@@ -54,18 +54,14 @@ func sandboxPolicy(cfg config.Config, dir string) sandbox.Policy {
 }
 
 // agent is the sandbox of the named agent: the run's, with the agent's
-// own configuration and session directories writable (created when
-// missing) and its variables passed in; nil without a sandbox.
-func (s runSandbox) agent(name string) (agent.Sandbox, error) {
+// own configuration and session directories writable and its variables
+// passed in; nil without a sandbox.
+func (s runSandbox) agent(name string) *sandbox.Box {
 	if s.choice.Box == nil {
-		return nil, nil
+		return nil
 	}
 	spec, _ := agent.Lookup(name)
-	box := s.choice.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env))
-	if err := box.MakeDirs(); err != nil {
-		return nil, fmt.Errorf("sandbox: the %s agent's directories: %w", name, err)
-	}
-	return box, nil
+	return s.choice.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env))
 }
 
 // gates is the sandbox of the quality gates; nil without one.
