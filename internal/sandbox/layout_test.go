@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,8 +67,8 @@ func TestBwrapArgs(t *testing.T) {
 	}
 	box.tmp = filepath.Join(root, "bin") // as if the executable were in /tmp
 	r := func(rel string) string { return filepath.Join(root, rel) }
-	runEnv := append(env, "ANTHROPIC_API_KEY=k", "GITHUB_TOKEN=secret", "AWS_SECRET_ACCESS_KEY=s", "FAKE=1",
-		"FAKEX=no", "LC_ALL=C", "TMPDIR=/var/folders/x", "IS_SANDBOX=1")
+	runEnv := slices.Concat(env, []string{"ANTHROPIC_API_KEY=k", "GITHUB_TOKEN=secret", "AWS_SECRET_ACCESS_KEY=s", "FAKE=1",
+		"FAKEX=no", "LC_ALL=C", "TMPDIR=/var/folders/x", "IS_SANDBOX=1"})
 	common := []string{"/usr/bin/bwrap", "--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", r("bin")}
 	hiddenArgs := []string{"--tmpfs", r("home/.ssh"), "--remount-ro", r("home/.ssh"), "--ro-bind", "/dev/null", r("home/.netrc"),
@@ -110,7 +111,7 @@ func TestBwrapArgs(t *testing.T) {
 			if diff := cmp.Diff(want, got.Argv); diff != "" {
 				t.Errorf("argv (-want +got):\n%s", diff)
 			}
-			wantEnv := append(env, "ANTHROPIC_API_KEY=k", "FAKE=1", "LC_ALL=C", "IS_SANDBOX=1", "TMPDIR="+r("bin"))
+			wantEnv := slices.Concat(env, []string{"ANTHROPIC_API_KEY=k", "FAKE=1", "LC_ALL=C", "IS_SANDBOX=1", "TMPDIR=" + r("bin")})
 			if diff := cmp.Diff(wantEnv, got.Env); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
