@@ -72,4 +72,3 @@ func sandboxRun(bin, dir string, tasks int, mode string) (wallMS, agentMS float6
 	}
 	return ms(wall) / float64(n), ms(agentTotal) / float64(n), nil
 }
-
