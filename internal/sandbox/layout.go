@@ -108,7 +108,7 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 		return cmp.Compare(strings.Count(x.path, "/"), strings.Count(y.path, "/"))
 	})
 
-	for _, h := range b.hidden() {
+	for _, h := range b.policy.Hidden {
 		r := realPath(b.expand(h, project))
 		if r == "" || slices.ContainsFunc(out.hidden, func(x hidden) bool { return x.path == r }) {
 			continue
@@ -130,9 +130,6 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 	out.env = b.filterEnv(l.Env)
 	return out, nil
 }
-
-// hidden are the paths the policy hides.
-func (b *Box) hidden() []string { return b.policy.Hidden }
 
 // visibleDirs are the directories of the executable path and of the PATH
 // in env that lie in the private /tmp and outside the writable paths:

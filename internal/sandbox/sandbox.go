@@ -144,9 +144,6 @@ func NewBox(kind, exe string, p Policy, env []string) (*Box, error) {
 // Kind is the sandbox's kind: KindBwrap or KindSandboxExec.
 func (b *Box) Kind() string { return b.kind }
 
-// Policy is the box's policy, as configured.
-func (b *Box) Policy() Policy { return b.policy }
-
 // With returns the box with more writable paths and variables: an
 // agent's own directories and credential variables.
 func (b *Box) With(writable, env []string) *Box {
@@ -239,7 +236,7 @@ func kindOf(mode string) string {
 	return NativeKind()
 }
 
-// hasPrefixName reports whether name is matched by pattern: equal, or a
+// matchName reports whether name is matched by pattern: equal, or a
 // pattern ending in * that is a prefix of it.
 func matchName(pattern, name string) bool {
 	if p, ok := strings.CutSuffix(pattern, "*"); ok {
