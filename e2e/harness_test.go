@@ -135,13 +135,22 @@ const prdJSON = `{
 // know the agent.
 func newProject(t *testing.T, cli agentCLI, turns ...fakemodel.Turn) *project {
 	t.Helper()
+	return newProjectIn(t, cli, "", turns...)
+}
+
+// newProjectIn is newProject with its directories (project, HOME, TMPDIR)
+// in root; "" is a temporary directory.
+func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Turn) *project {
+	t.Helper()
 	if skipWhy != "" {
 		t.Skip(skipWhy)
 	}
 	if _, err := os.Stat(filepath.Join(toolsBin, cli.bin)); err != nil {
 		t.Skipf("%s is not installed in %s", cli.bin, toolsBin)
 	}
-	root := t.TempDir()
+	if root == "" {
+		root = t.TempDir()
+	}
 	p := &project{t: t, cli: cli, root: root,
 		dir: filepath.Join(root, "project"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp")}
 	for _, d := range []string{p.dir, p.home, p.tmp} {
@@ -188,6 +197,10 @@ func newProject(t *testing.T, cli agentCLI, turns ...fakemodel.Turn) *project {
 		"GIT_AUTHOR_NAME=ralph e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
 		"GIT_COMMITTER_NAME=ralph e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
 		"RALPH_E2E_RUN=" + p.runID,
+		// These tests are about the CLIs, with the variables they are
+		// given (a sandbox would drop some): sandbox_test.go runs two of
+		// them in the sandbox.
+		"RALPH_SANDBOX_MODE=none",
 	}
 
 	p.write("prd.json", prdJSON)

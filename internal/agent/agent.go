@@ -9,7 +9,11 @@
 // prompts or the loop's policy.
 package agent
 
-import "time"
+import (
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/proc"
+)
 
 // EventKind names a normalized event.
 type EventKind string
@@ -139,6 +143,16 @@ type Request struct {
 	// invocation is built without running it (--dry-run), where adapters
 	// show a placeholder.
 	ScratchDir string
+	// Sandbox, when set, confines the agent's process (internal/sandbox).
+	Sandbox Sandbox
+}
+
+// Sandbox confines an agent's process. The variables the invocation sets
+// itself (an adapter's IS_SANDBOX, the user's [agents.NAME] env) are
+// meant for the agent: Passing lets them in.
+type Sandbox interface {
+	proc.Wrapper
+	Passing(names []string) proc.Wrapper
 }
 
 // Invocation is the exact process an adapter wants started.

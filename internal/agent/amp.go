@@ -24,6 +24,7 @@ func ampSpec() Spec {
 			Login:   "run `amp login`, or set AMP_API_KEY",
 		},
 		ConfigDirs: slices.Concat(xdg("config", "amp"), xdg("data", "amp"), xdg("cache", "amp")),
+		Env:        []string{"AMP_*"},
 	}
 }
 

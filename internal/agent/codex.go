@@ -28,6 +28,7 @@ func codexSpec() Spec {
 		},
 		// CODEX_HOME replaces ~/.codex.
 		ConfigDirs: []string{"$CODEX_HOME", "~/.codex"},
+		Env:        []string{"OPENAI_*", "CODEX_*"},
 	}
 }
 

@@ -34,6 +34,7 @@ func copilotSpec() Spec {
 			Keyring: true,
 		},
 		ConfigDirs: []string{"~/.copilot"},
+		Env:        []string{"COPILOT_*"},
 	}
 }
 

@@ -28,6 +28,7 @@ func cursorSpec() Spec {
 			Keyring: true,
 		},
 		ConfigDirs: append(xdg("config", "cursor"), "~/.cursor"),
+		Env:        []string{"CURSOR_*"},
 	}
 }
 

@@ -29,6 +29,7 @@ func droidSpec() Spec {
 			Keyring: true,
 		},
 		ConfigDirs: []string{"~/.factory"},
+		Env:        []string{"FACTORY_*"},
 	}
 }
 

@@ -29,6 +29,7 @@ func geminiSpec() Spec {
 			Login:   "run `gemini` and choose Login with Google, or set GEMINI_API_KEY",
 		},
 		ConfigDirs: []string{"~/.gemini"},
+		Env:        []string{"GEMINI_*", "GOOGLE_*"},
 	}
 }
 

@@ -26,6 +26,7 @@ func kiroSpec() Spec {
 			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
 		},
 		ConfigDirs: append(xdg("data", "kiro-cli"), "~/.kiro"),
+		Env:        []string{"KIRO_*"},
 	}
 }
 

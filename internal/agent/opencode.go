@@ -29,6 +29,7 @@ func openCodeSpec() Spec {
 			Login:   "run `opencode auth login`, or set your provider's API key",
 		},
 		ConfigDirs: slices.Concat(xdg("config", "opencode"), xdg("data", "opencode"), xdg("cache", "opencode"), xdg("state", "opencode")),
+		Env:        []string{"OPENCODE_*"},
 	}
 }
 

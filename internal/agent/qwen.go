@@ -23,6 +23,7 @@ func qwenSpec() Spec {
 			Login:   "run `qwen` and log in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)",
 		},
 		ConfigDirs: []string{"~/.qwen"},
+		Env:        []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
 	}
 }
 

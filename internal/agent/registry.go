@@ -68,6 +68,11 @@ type Spec struct {
 	// caches, written "~/x" (under HOME) or "$VAR/x" (under a variable's
 	// value, when set); a sandbox must leave them writable.
 	ConfigDirs []string
+	// Env names the variables the CLI reads besides its credentials'
+	// (its endpoints, settings and switches; NAME* is a prefix): a
+	// sandbox passes them in, with Credentials.EnvVars, and drops the
+	// rest of ralph's environment.
+	Env []string
 }
 
 // specs lists the known agents, in the order errors and help list them.

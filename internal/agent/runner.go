@@ -59,18 +59,13 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 	if ctx.Err() != nil {
 		return Result{Interrupted: true}, nil
 	}
-	base := req.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := mergeEnv(base, inv.EnvSet)
-	path, err := proc.LookPath(inv.Argv[0], req.Dir, env)
+	l, box, err := launch(inv, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("start %s agent: %w", a.Name(), err)
 	}
 
 	c := proc.Cmd{
-		Argv: inv.Argv, Path: path, Dir: req.Dir, Env: env,
+		Argv: inv.Argv, Path: l.Path, Dir: req.Dir, Env: l.Env, Sandbox: box,
 		// The runner reads the output itself: lines of any length, the
 		// raw bytes teed to the transcript as they arrive.
 		Pipes:   true,
@@ -131,6 +126,46 @@ func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error)
 	res.Stderr = stderr.String()
 	complete(a, req, &res)
 	return res, nil
+}
+
+// launch is how Run starts inv, before its sandbox: the executable found
+// on the PATH of the environment the agent gets (req.Env, os.Environ()
+// when nil, with the invocation's EnvSet on top); and the sandbox, which
+// lets the EnvSet in.
+func launch(inv Invocation, req Request) (proc.Launch, proc.Wrapper, error) {
+	base := req.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := mergeEnv(base, inv.EnvSet)
+	path, err := proc.LookPath(inv.Argv[0], req.Dir, env)
+	if err != nil {
+		return proc.Launch{}, nil, err
+	}
+	l := proc.Launch{Path: path, Argv: inv.Argv, Dir: req.Dir, Env: env}
+	if req.Sandbox == nil {
+		return l, nil, nil
+	}
+	names := make([]string, len(inv.EnvSet))
+	for i, kv := range inv.EnvSet {
+		names[i], _, _ = strings.Cut(kv, "=")
+	}
+	return l, req.Sandbox.Passing(names), nil
+}
+
+// Command is the process Run would start for inv: inside req.Sandbox
+// when it is set, the sandbox's command line and the environment it
+// passes in. --dry-run prints it. A missing executable matches
+// proc.ErrNotFound.
+func Command(inv Invocation, req Request) (proc.Launch, error) {
+	if len(inv.Argv) == 0 {
+		return proc.Launch{}, errors.New("no command to run")
+	}
+	l, box, err := launch(inv, req)
+	if err != nil || box == nil {
+		return l, err
+	}
+	return box.Wrap(l)
 }
 
 // complete finishes a Result once the runner's fields are set: a failed

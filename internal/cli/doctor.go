@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
@@ -111,6 +113,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent)
 	}
 	doctorGit(ctx, &r, dir, opts.f.Environ())
+	doctorSandbox(ctx, &r, opts.f, dir, cfg)
 	if cfgOK {
 		doctorPlan(&r, dir, cfg.Tasks)
 	} else {
@@ -244,6 +247,49 @@ func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
 	default:
 		r.add("git", "repository", checkOK, g.Root, "")
 	}
+}
+
+// doctorSandbox runs the probe a run would and says what the configured
+// agent could reach inside the sandbox.
+func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string, cfg config.Config) {
+	const section = "sandbox"
+	mode := cfg.Sandbox.Mode
+	c, err := sandbox.Choose(ctx, mode, sandboxPolicy(cfg, dir), f.Environ())
+	var se *sandbox.Error
+	switch {
+	case errors.As(err, &se):
+		r.add(section, mode, checkFail, se.Reason+": a run with --sandbox "+mode+" stops before any agent runs", se.Fix)
+		return
+	case err != nil:
+		r.add(section, mode, checkFail, err.Error(), "run with --sandbox none")
+		return
+	case c.Box == nil && mode == sandbox.ModeNone:
+		// Chosen on purpose: said, not warned about.
+		r.add(section, mode, checkOK, "none (sandbox.mode): agents, reviewers and gates run with your access and your whole environment", "")
+		return
+	case c.Box == nil:
+		r.add(section, mode, checkWarn, "none: "+c.Fallback+"; a run goes on without a sandbox, and says so",
+			"fix the above, or set sandbox.mode = \"none\" to run without one on purpose")
+		return
+	}
+	spec, _ := agent.Lookup(cfg.Agent)
+	reach, err := c.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
+	if err != nil {
+		r.add(section, mode, checkFail, err.Error(), "check sandbox.allow-write and sandbox.deny")
+		return
+	}
+	r.add(section, mode, checkOK, c.Kind()+" works (a probe ran in it)", "")
+	network := "on (the agent reaches its API)"
+	if !reach.Network {
+		network = "off"
+	}
+	r.add(section, "writable", checkOK, strings.Join(reach.Writable, ", ")+"; the rest of the host is read-only", "")
+	if len(reach.ReadOnly) > 0 {
+		r.add(section, "read-only", checkOK, strings.Join(reach.ReadOnly, ", "), "")
+	}
+	r.add(section, "hidden", checkOK, cmp.Or(strings.Join(reach.Hidden, ", "), "(none of the hidden paths exists)"), "")
+	r.add(section, "environment", checkOK, strings.Join(reach.Env, " ")+"; the rest of ralph's environment is dropped", "")
+	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
 }
 
 func doctorPlan(r *doctorReport, dir, configured string) {

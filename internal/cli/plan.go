@@ -122,7 +122,12 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 		data.Exists = true // invalid: the agent is told to fix it
 	}
 
-	ag, err := newAgent(opts.f, cfg)
+	// The planning agent works in the same sandbox as a run's.
+	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
+	if err != nil {
+		return err
+	}
+	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,8 @@ func newDiskFullProject(t *testing.T, plan, scenario string) *diskFullProject {
 		t.Fatal(err)
 	}
 	d.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"FAKEAGENT_SCRIPT="+script, "NO_COLOR=1")
+		"FAKEAGENT_SCRIPT="+script, "NO_COLOR=1",
+		"RALPH_SANDBOX_MODE=none") // the fake agent reads variables a sandbox drops
 	return d
 }
 

@@ -80,7 +80,12 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err != nil {
 		return err
 	}
-	reviewer, err := reviewerAgent(opts.f, cfg)
+	// The reviewers work in the run's sandbox, as in `ralph run`.
+	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
+	if err != nil {
+		return err
+	}
+	reviewer, err := reviewerAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
 	}

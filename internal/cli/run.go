@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -156,7 +158,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	ag, err := newAgent(opts.f, cfg)
+	// Before any agent runs: an explicit sandbox that cannot work stops
+	// the run here.
+	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
+	if err != nil {
+		return err
+	}
+	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
 	}
@@ -165,10 +173,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	lopts.Once = opts.Once
+	lopts.Sandbox = sb.record()
 	if err := verifyOptions(opts.f, dir, cfg, &lopts); err != nil {
 		return err
 	}
-	reviewer, err := newReviewer(opts.f, cfg)
+	reviewer, err := newReviewer(opts.f, cfg, sb)
 	if err != nil {
 		return err
 	}
@@ -179,7 +188,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		gv.found = detectChecks(opts.f, dir)
 	}
 	if opts.Dry {
-		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv)
+		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box)
 	}
 
 	store, release, err := state.OpenLocked(dir)
@@ -208,7 +217,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// The project's gates, then the plan's own Validation Commands,
 		// read afresh each time (the plan may be edited during the run).
 		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
-			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation }}}
+			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation },
+			Sandbox: sb.gates()}}
 	}
 	deps.Repo = pre.repoDep()
 	deps.Trees = treesDep(pre.repo)
@@ -320,8 +330,10 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 	return o, nil
 }
 
-// dryRun prints what the next iteration would run, and runs nothing.
-func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates) error {
+// dryRun prints what the next iteration would run, and runs nothing:
+// with a sandbox, its exact command line and the environment it passes
+// in.
+func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box *sandbox.Box) error {
 	pv, err := loop.Preview(opts, deps)
 	if err != nil {
 		return err
@@ -333,8 +345,21 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates) error
 	}
 	fmt.Fprintf(w, "# task: %s - %s\n", pv.Task.ID, pv.Task.Title)
 	fmt.Fprintf(w, "# prompt passed via: %s\n", pv.Invocation.Prompt)
+	argv, passed := pv.Invocation.Argv, []string(nil)
+	if opts.Sandbox != nil {
+		fmt.Fprintf(w, "# sandbox: %s\n", opts.Sandbox)
+	}
+	if box != nil {
+		req := pv.Request
+		req.Sandbox = box
+		if l, err := agent.Command(pv.Invocation, req); err == nil {
+			argv, passed = l.Argv, l.Env
+		} else {
+			fmt.Fprintf(w, "# (no sandbox command line: %v)\n", err)
+		}
+	}
 	fmt.Fprintln(w, "# argv:")
-	for _, a := range pv.Invocation.Argv {
+	for _, a := range argv {
 		if a == pv.Prompt {
 			a = "<prompt>"
 		}
@@ -346,6 +371,12 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates) error
 	}
 	for _, kv := range pv.Invocation.EnvSet {
 		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+	}
+	if passed != nil {
+		fmt.Fprintln(w, "# environment passed into the sandbox (the rest of ralph's is dropped):")
+		for _, kv := range passed {
+			fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+		}
 	}
 	gates.dryRun(w)
 	fmt.Fprintln(w, "# prompt:")

@@ -59,17 +59,13 @@ func TestScripts(t *testing.T) {
 			// Scripts that run the go toolchain as a gate share the
 			// build cache go itself uses: a cold one costs seconds.
 			env.Setenv("GOCACHE_SHARED", goCache(work))
+			// These scripts are about other things than the sandbox: the
+			// fake agent reads its scenario through variables a sandbox
+			// drops (testdata/sandbox has the sandbox's own scripts).
+			env.Setenv("RALPH_SANDBOX_MODE", "none")
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": cmdWaitFile,
-			"pidgone":  cmdPidGone,
-			"sizeof":   cmdSizeOf,
-			"mkbig":    cmdMkBig,
-			"exits":    cmdExits,
-			// notify_script_test.go
-			"notifysink": cmdNotifySink,
-		},
+		Cmds: scriptCmds(),
 	})
 }
 
@@ -83,6 +79,21 @@ func goCache(work string) string {
 		return filepath.Join(dir, "go-build")
 	}
 	return filepath.Join(work, ".gocache")
+}
+
+// scriptCmds are the commands scripts have besides testscript's own.
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"waitfile": cmdWaitFile,
+		"pidgone":  cmdPidGone,
+		"sizeof":   cmdSizeOf,
+		"mkbig":    cmdMkBig,
+		"exits":    cmdExits,
+		// notify_script_test.go
+		"notifysink": cmdNotifySink,
+		// sandbox_script_test.go
+		"noprocs": cmdNoProcs,
+	}
 }
 
 // waitfile FILE [SECONDS]: wait until FILE exists.

@@ -88,6 +88,9 @@ func runStatus(opts *statusOptions) error {
 	}
 	fmt.Fprintf(w, "plan       %s\n", st.Plan)
 	fmt.Fprintf(w, "agent      %s %s\n", st.Agent, st.Model)
+	if st.Sandbox != nil {
+		fmt.Fprintf(w, "sandbox    %s\n", st.Sandbox)
+	}
 	fmt.Fprintf(w, "iteration  %d", st.Iteration)
 	if st.CurrentTask != "" {
 		fmt.Fprintf(w, " (task %s)", st.CurrentTask)

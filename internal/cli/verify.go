@@ -56,22 +56,22 @@ func guardPaths(root string, files []string) []string {
 }
 
 // newReviewer builds the reviewer's agent: review.agent with its own
-// [agents.NAME] overrides, the run's agent when review.agent is empty;
-// nil when no reviewer runs.
-func newReviewer(f *Factory, cfg config.Config) (loop.Agent, error) {
+// [agents.NAME] overrides, the run's agent when review.agent is empty,
+// in the run's sandbox; nil when no reviewer runs.
+func newReviewer(f *Factory, cfg config.Config, sb runSandbox) (loop.Agent, error) {
 	if cfg.Review.When == "" || cfg.Review.When == loop.ReviewOff {
 		return nil, nil
 	}
-	return reviewerAgent(f, cfg)
+	return reviewerAgent(f, cfg, sb)
 }
 
 // reviewerAgent is the reviewers' agent: review.agent, else the run's.
-func reviewerAgent(f *Factory, cfg config.Config) (loop.Agent, error) {
+func reviewerAgent(f *Factory, cfg config.Config, sb runSandbox) (loop.Agent, error) {
 	rc := cfg
 	if cfg.Review.Agent != "" {
 		rc.Agent = cfg.Review.Agent
 	}
-	ag, err := newAgent(f, rc)
+	ag, err := newAgent(f, rc, sb)
 	if err != nil {
 		return nil, fmt.Errorf("review.agent: %w", err)
 	}

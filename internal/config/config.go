@@ -55,7 +55,34 @@ type Config struct {
 	// Review is the [review] section: reviewers of done claims and of the
 	// whole run.
 	Review Review `toml:"review"`
+	// Sandbox is the [sandbox] section: what confines the agents,
+	// reviewers and gates.
+	Sandbox Sandbox `toml:"sandbox"`
 }
+
+// Sandbox is the [sandbox] section. Agents, reviewers and gates run in a
+// sandbox that lets them write the project (or their task's worktree) and
+// nothing else, hides credentials, and passes in only the variables they
+// need.
+type Sandbox struct {
+	// Mode is auto (bubblewrap or sandbox-exec when a probe shows it
+	// works, else none with a warning), bwrap or sandbox-exec (fail when
+	// it cannot work), or none.
+	Mode string `toml:"mode"`
+	// AllowWrite are more paths the sandbox lets write (caches);
+	// Deny more paths it hides.
+	AllowWrite []string `toml:"allow-write"`
+	Deny       []string `toml:"deny"`
+	// Network false cuts the sandbox off the network.
+	Network bool `toml:"network"`
+	// Env names more variables passed in (NAME* is a prefix).
+	Env []string `toml:"env"`
+}
+
+// SandboxModes are the values of sandbox.mode. They mirror the sandbox
+// package's modes, which config must not import; a test of the cli
+// package compares them.
+func SandboxModes() []string { return []string{"auto", "bwrap", "sandbox-exec", "none"} }
 
 // Review is the [review] section: a fresh agent process, of any supported
 // agent, reviews each done claim (when = "task"), the whole run at its end
@@ -133,7 +160,7 @@ type Gates struct {
 
 // sections are the tables whose keys are written "section.key" in the
 // schema (gates.commands); the agents table has its own rules.
-func sections() []string { return []string{"gates", "notify", "review"} }
+func sections() []string { return []string{"gates", "notify", "review", "sandbox"} }
 
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
@@ -209,7 +236,8 @@ func Defaults() Config {
 		CommitTemplate: DefaultCommitTemplate,
 		Notify: Notify{Events: NotifyEvents(), Timeout: Duration(10 * time.Second), Retries: 3,
 			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
-		Guard:  "warn",
-		Review: Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
+		Guard:   "warn",
+		Review:  Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
+		Sandbox: Sandbox{Mode: "auto", Network: true},
 	}
 }

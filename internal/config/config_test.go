@@ -71,6 +71,12 @@ var layerValues = map[string][3]string{
 	"review.focus":        {"tests", "security,tests", "documentation"},
 	"review.rounds":       {"1", "3", "4"},
 
+	"sandbox.mode":        {"bwrap", "none", "sandbox-exec"},
+	"sandbox.allow-write": {"~/a", "~/b,/c", "/d"},
+	"sandbox.deny":        {"~/x", "~/y,/z", ".env"},
+	"sandbox.network":     {"false", "true", "false"},
+	"sandbox.env":         {"A", "B,C*", "D"},
+
 	"notify.events":           {"started", "task_done,completed", "stopped"},
 	"notify.timeout":          {"1s", "2s", "3s"},
 	"notify.retries":          {"0", "1", "2"},

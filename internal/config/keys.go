@@ -194,7 +194,25 @@ func fields() []field {
 			doc:   "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
 			check: func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
 			flag:  runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
-	}, append(reviewFields(), notifyFields()...)...)
+	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields())...)
+}
+
+// sandboxFields are the keys of the [sandbox] section.
+func sandboxFields() []field {
+	return []field{
+		{key: "sandbox.mode", ptr: func(c *Config) any { return &c.Sandbox.Mode },
+			doc:   "[sandbox] what confines agents, reviewers and gates: auto (bubblewrap or sandbox-exec when a probe shows it works, otherwise none with a warning), bwrap or sandbox-exec (refuse to run without it), or none",
+			check: func(c *Config) string { return oneOf(c.Sandbox.Mode, SandboxModes()) },
+			flag:  runFlag("sandbox", "", "sandbox of agents, reviewers and gates: auto, bwrap, sandbox-exec or none")},
+		{key: "sandbox.allow-write", ptr: func(c *Config) any { return &c.Sandbox.AllowWrite },
+			doc: "[sandbox] more paths the sandbox may write (~/x, $VAR/x, absolute, or in the project), e.g. [\"~/.cache/go-build\", \"~/go/pkg/mod\"]"},
+		{key: "sandbox.deny", ptr: func(c *Config) any { return &c.Sandbox.Deny },
+			doc: "[sandbox] more paths the sandbox hides, besides ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.azure, ~/.kube, ~/.docker, ~/.gnupg, ~/.config/gh, ~/.netrc, ~/.git-credentials"},
+		{key: "sandbox.network", ptr: func(c *Config) any { return &c.Sandbox.Network },
+			doc: "[sandbox] network inside the sandbox (the agent needs its API); false cuts it"},
+		{key: "sandbox.env", ptr: func(c *Config) any { return &c.Sandbox.Env },
+			doc: "[sandbox] more environment variables passed in (NAME* is a prefix); the rest of ralph's environment beyond PATH, HOME, locale, terminal, proxies and the agent's own keys is dropped"},
+	}
 }
 
 // reviewFields are the keys of the [review] section.

@@ -34,6 +34,9 @@ type Runner struct {
 	TaskCommands func(taskID string) []string
 	Timeout      time.Duration
 	Env          []string
+	// Sandbox, when set, confines each command: gates run in the agent's
+	// sandbox (internal/sandbox).
+	Sandbox proc.Wrapper
 }
 
 // Result is what one command did.
@@ -83,7 +86,7 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 	// Its own group, so a timeout takes the test runner's children too;
 	// no grace: SIGKILL at once.
 	pr, err := proc.Run(ctx, proc.Cmd{
-		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: r.Env,
+		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: r.Env, Sandbox: r.Sandbox,
 		Stdout: out, Stderr: out,
 	})
 	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}

@@ -57,6 +57,8 @@ type Event struct {
 	Totals *state.Totals `json:"totals,omitempty"`
 	// Status is the run's final status, for EventRunEnded.
 	Status string `json:"status,omitempty"`
+	// Sandbox is the sandbox in force, for EventRunStarted.
+	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
 }
 
 // PlanProgress counts the plan's tasks.

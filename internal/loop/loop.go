@@ -67,6 +67,10 @@ type Options struct {
 	GuardConfigFiles []string
 	// Review configures the reviewers (review.go).
 	Review ReviewOptions
+	// Sandbox is the sandbox the agents, reviewers and gates run in, as
+	// state.json and the run_started event report it; nil when none was
+	// chosen (tests).
+	Sandbox *state.Sandbox
 }
 
 // Deps are what the loop works with. Repo and Gate may be nil.
@@ -248,6 +252,7 @@ func (r *runner) start(ctx context.Context) error {
 		UpdatedAt: now,
 		PID:       r.opts.PID,
 		Tasks:     prev.Tasks,
+		Sandbox:   r.opts.Sandbox,
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
@@ -263,7 +268,12 @@ func (r *runner) start(ctx context.Context) error {
 		return r.finish(err)
 	}
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
-		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.gatesNote()})
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote(),
+		Sandbox: r.opts.Sandbox})
+	if sb := r.opts.Sandbox; sb != nil && sb.Warning != "" {
+		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +
+			sb.Mode + ": " + sb.Warning + ")"})
+	}
 	if crashed != "" {
 		r.emit(Event{Kind: EventWarning, Message: crashed})
 	}
@@ -436,4 +446,12 @@ func (r *runner) progress() *PlanProgress {
 		}
 	}
 	return pp
+}
+
+// sandboxNote names the sandbox in force for the run header.
+func (r *runner) sandboxNote() string {
+	if r.opts.Sandbox == nil {
+		return ""
+	}
+	return ", sandbox " + r.opts.Sandbox.Kind
 }

@@ -10,6 +10,8 @@ type NextRun struct {
 	Task       *TaskRef
 	Prompt     string
 	Invocation agent.Invocation
+	// Request is the request the invocation was built from.
+	Request agent.Request
 }
 
 // Preview renders the next iteration's prompt and agent invocation
@@ -37,7 +39,7 @@ func Preview(opts Options, deps Deps) (NextRun, error) {
 	if err != nil {
 		return NextRun{}, err
 	}
-	return NextRun{Task: &TaskRef{ID: t.ID, Title: t.Title}, Prompt: req.Prompt, Invocation: inv}, nil
+	return NextRun{Task: &TaskRef{ID: t.ID, Title: t.Title}, Prompt: req.Prompt, Invocation: inv, Request: req}, nil
 }
 
 // nopStore stands in for the store where nothing may be written.

@@ -433,3 +433,13 @@ func childPids() (pids []int, ok bool) {
 	slices.Sort(pids)
 	return pids, true
 }
+
+// termMembers sends SIGTERM to the members of group pgid but its leader,
+// for a stop that spares a supervisor (Launch.Supervisor). A process that
+// joins the group meanwhile misses it; the group's SIGKILL after the
+// grace does not.
+func termMembers(pgid int) {
+	for _, p := range findLive(func(p procInfo) bool { return p.pgrp == pgid && p.pid != pgid }) {
+		_ = syscall.Kill(p.pid, syscall.SIGTERM)
+	}
+}

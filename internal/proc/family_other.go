@@ -52,3 +52,7 @@ func anyAlive(groups []int) bool {
 	}
 	return false
 }
+
+// termMembers sends SIGTERM to the whole group: off Linux no wrapper is a
+// supervisor (sandbox-exec runs the command in its own place).
+func termMembers(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }

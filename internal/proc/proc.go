@@ -13,9 +13,9 @@
 // git conflict are its callers' business), parse what a child prints, or
 // keep anything between children. Everything about how a child is set up
 // goes through Cmd.command, the one place a Cmd becomes an exec.Cmd: the
-// parent-death signal is set there, the family marker (family.go) is put
-// in the environment there, and a sandbox wrapper that rewrites argv and
-// env belongs there.
+// parent-death signal is set there, and the family marker (family.go) is
+// put in the environment there, on top of what the child's sandbox (a
+// Wrapper, which rewrites argv and env: internal/sandbox) let through.
 //
 // A ralph run keeps its children on a short leash (family.go): each one
 // dies with ralph (a parent-death signal, and a guardian process that
@@ -87,31 +87,82 @@ type Cmd struct {
 	// fsmonitor, a watchman a hook starts) are meant to outlive it; the
 	// child itself still dies with ralph.
 	KeepDaemons bool
+	// Sandbox, when set, confines the child: once its executable is found
+	// on its own PATH, the sandbox rewrites how it starts (Launch). Nil
+	// starts it as it is.
+	Sandbox Wrapper
 }
 
-// command turns c into the exec.Cmd that starts it, path being the
-// resolved executable and marker the family marker ("" outside a family).
-// It is the one place a child's process attributes are decided: its own
-// group, the parent-death signal (which fires when the thread that
-// started the child ends: Start keeps that thread for the child, see
-// launch), the marker its descendants inherit, and a sandbox wrapper that
-// rewrites argv and env would go here too.
-func (c *Cmd) command(path, marker string) *exec.Cmd {
-	env := c.Env
+// Launch is how a child is started: the executable, its arguments,
+// directory and whole environment, and what its supervision must know of
+// a wrapper that runs it.
+type Launch struct {
+	Path string
+	Argv []string
+	Dir  string
+	Env  []string
+	// Supervisor says Path is a wrapper that runs the command as its own
+	// child, in its group, and exits when the command does (bwrap). A
+	// stop sends SIGTERM to the rest of the group but not to it, as it
+	// would die of it at once and take the command down before its grace;
+	// SIGKILL still goes to the whole group.
+	Supervisor bool
+	// Detach starts the child in a session of its own, away from ralph's
+	// controlling terminal, so that nothing it runs can open /dev/tty and
+	// push keystrokes into the user's shell (TIOCSTI). It is still its
+	// own process group, as every child is.
+	Detach bool
+}
+
+// Wrapper confines a child: given how it would start, it returns how it
+// starts inside the confinement (a sandbox program and its arguments
+// around the command, and the environment passed in). An error keeps the
+// child from starting: a confinement that cannot be set up fails closed.
+type Wrapper interface {
+	Wrap(Launch) (Launch, error)
+}
+
+// launchOf is how c starts, path being its resolved executable: through
+// its sandbox when it has one.
+func (c *Cmd) launchOf(path string) (Launch, error) {
+	l := Launch{Path: path, Argv: slices.Clone(c.Argv), Dir: c.Dir, Env: c.Env}
+	if c.Sandbox == nil {
+		return l, nil
+	}
+	if l.Env == nil {
+		// The sandbox decides what of ralph's own environment goes in.
+		l.Env = os.Environ()
+	}
+	wrapped, err := c.Sandbox.Wrap(l)
+	if err != nil {
+		return Launch{}, fmt.Errorf("sandbox: %w", err)
+	}
+	return wrapped, nil
+}
+
+// command turns c into the exec.Cmd that starts it as l says, marker
+// being the family marker ("" outside a family). It is the one place a
+// child's process attributes are decided: its own group (and session,
+// when detached), the parent-death signal (which fires when the thread
+// that started the child ends: Start keeps that thread for the child, see
+// launch), and the marker its descendants inherit, which goes on top of
+// the environment the sandbox, if any, let through.
+func (c *Cmd) command(l Launch, marker string) *exec.Cmd {
+	env := l.Env
 	if marker != "" {
 		env = withMarker(env, marker)
 	}
 	return &exec.Cmd{
-		Path: path,
-		Args: slices.Clone(c.Argv),
-		Dir:  c.Dir,
+		Path: l.Path,
+		Args: l.Argv,
+		Dir:  l.Dir,
 		Env:  env,
 		// exec copies a reader in a goroutine, closes the pipe after and
 		// ignores EPIPE; nil is /dev/null.
 		Stdin: c.Stdin,
 		// Its own group, so that a stop reaches everything it started;
 		// when ralph dies, the signal a stop would send first.
-		SysProcAttr: sysProcAttr(c.deathSignal()),
+		SysProcAttr: sysProcAttr(c.deathSignal(), l.Detach),
 		// A grandchild that keeps stdin open must not hang Wait.
 		WaitDelay: c.waitDelay(),
 	}
@@ -182,10 +233,13 @@ type Process struct {
 	// reading counts as activity for the idle timeout.
 	Stdout, Stderr io.Reader
 
-	c     Cmd
-	cmd   *exec.Cmd
-	start time.Time
-	last  atomic.Int64 // when output was last seen, as time since start
+	c   Cmd
+	cmd *exec.Cmd
+	// supervisor: the leader is a wrapper a stop's SIGTERM spares
+	// (Launch.Supervisor).
+	supervisor bool
+	start      time.Time
+	last       atomic.Int64 // when output was last seen, as time since start
 	// fam is the family the child belongs to (nil for none), marker its
 	// mark in it.
 	fam    *Family
@@ -204,8 +258,8 @@ type Process struct {
 // Start starts c in its own process group and supervises it: the
 // timeouts and ctx end it (SIGTERM to the group, Grace, SIGKILL to the
 // group). The error is non-nil only when the child could not be started:
-// ctx was already done, the executable is missing (IsNotFound), or the
-// system refused.
+// ctx was already done, the executable is missing (IsNotFound), its
+// sandbox could not be set up, or the system refused.
 func Start(ctx context.Context, c Cmd) (*Process, error) {
 	if len(c.Argv) == 0 {
 		return nil, errors.New("proc: no command to run")
@@ -223,14 +277,18 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 			return nil, err
 		}
 	}
-	p := &Process{c: c, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
+	l, err := c.launchOf(path)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{c: c, supervisor: l.Supervisor, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
 	if fam := FamilyOf(ctx); fam != nil {
 		p.fam = fam
 		if !c.KeepDaemons {
 			p.marker = fam.nextMarker()
 		}
 	}
-	p.cmd = c.command(path, p.marker)
+	p.cmd = c.command(l, p.marker)
 	childEnds, err := p.pipes()
 	closeAll := func() {
 		for _, f := range childEnds {
@@ -436,7 +494,7 @@ func (p *Process) supervise(ctx context.Context) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			return
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		p.sigterm(pgid)
 		killT = time.NewTimer(p.c.Grace)
 		kill = killT.C
 	}
@@ -491,6 +549,16 @@ wait:
 	res.Duration = time.Since(p.start)
 	p.res = res
 	close(p.done)
+}
+
+// sigterm sends SIGTERM to the child's group, sparing a supervisor
+// (Launch.Supervisor) so that the command it runs gets its grace.
+func (p *Process) sigterm(pgid int) {
+	if p.supervisor {
+		termMembers(pgid)
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 }
 
 // exitStatus reads how a process ended: its exit code, or 128+signal and

@@ -130,6 +130,31 @@ type State struct {
 	// across runs like Tasks (endreview.go).
 	EndReview *EndReview             `json:"end_review,omitempty"`
 	Findings  map[string]FindingTask `json:"findings,omitempty"`
+	// Sandbox is the sandbox the run's agents, reviewers and gates run
+	// in.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is the sandbox of a run.
+type Sandbox struct {
+	// Mode is what was asked for: auto, bwrap, sandbox-exec or none.
+	Mode string `json:"mode"`
+	// Kind is what is in force: bwrap, sandbox-exec or none.
+	Kind string `json:"kind"`
+	// Warning says why a run that asked for auto runs without one.
+	Warning string `json:"warning,omitempty"`
+}
+
+// String says which sandbox is in force, and why none when auto found
+// none: "bwrap", "none (auto: bwrap cannot run here: ...)".
+func (s Sandbox) String() string {
+	switch {
+	case s.Warning != "":
+		return s.Kind + " (" + s.Mode + ": " + s.Warning + ")"
+	case s.Kind == "none" && s.Mode != "none":
+		return s.Kind + " (" + s.Mode + ")"
+	}
+	return s.Kind
 }
 
 // Add adds another run's (or worker's) totals.

@@ -102,6 +102,8 @@ type model struct {
 	waitWhy   string
 	endStatus string
 	endMsg    string
+	// sandbox is the sandbox in force, from the run_started event.
+	sandbox *state.Sandbox
 
 	pausing  bool // the user asked to pause after this iteration
 	stopping int  // how many times the user asked to stop
@@ -371,6 +373,7 @@ func (m *model) apply(e loop.Event) {
 	switch e.Kind {
 	case loop.EventRunStarted:
 		m.started = e.Time
+		m.sandbox = e.Sandbox
 		m.maxIter = e.MaxIterations
 		m.phase = phaseRunning
 		m.add(actInfo, fmt.Sprintf("run %s started · %s", e.RunID, e.Message))

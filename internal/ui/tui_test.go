@@ -531,3 +531,24 @@ func TestIterationLineShowsTheVerdict(t *testing.T) {
 		}
 	}
 }
+
+// The header says which sandbox the run is in, and says it in yellow
+// when there is none.
+func TestHeaderShowsTheSandbox(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sandbox *state.Sandbox
+		want    string
+	}{
+		{&state.Sandbox{Mode: "auto", Kind: "bwrap"}, "sandbox bwrap"},
+		{&state.Sandbox{Mode: "auto", Kind: "none", Warning: "bwrap cannot run here"}, "no sandbox"},
+		{&state.Sandbox{Mode: "none", Kind: "none"}, "no sandbox"},
+	} {
+		started := ev(loop.EventRunStarted, 0)
+		started.Sandbox = tc.sandbox
+		m := feed(t, newTestModel(&fakeControl{}, 160, 30), started)
+		if header := strings.Join(m.header(160), "\n"); !strings.Contains(header, tc.want) {
+			t.Errorf("%+v: the header lacks %q:\n%s", *tc.sandbox, tc.want, header)
+		}
+	}
+}

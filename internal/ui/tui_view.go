@@ -88,6 +88,13 @@ func (m model) header(w int) []string {
 		stats = append(stats, m.pal.red(fmt.Sprintf("%d failed", failed)))
 	}
 	stats = append(stats, "tokens "+tokens(used), fmt.Sprintf("cost $%.4f", m.totals.CostUSD))
+	if sb := m.sandbox; sb != nil {
+		if sb.Kind == "none" {
+			stats = append(stats, m.pal.yellow("no sandbox"))
+		} else {
+			stats = append(stats, "sandbox "+sb.Kind)
+		}
+	}
 	if m.ctxPct > 0 {
 		stats = append(stats, fmt.Sprintf("context %.0f%%", m.ctxPct))
 	}

@@ -14,12 +14,15 @@
 //     tool calls whose results are 64 KiB lines of source code (printed
 //     twice, as Claude Code does); ralph's peak RSS and its CPU time per
 //     MB of stream read, decoded, written to the transcripts and shown.
+//   - sandbox: the overhead loop without git, with --sandbox none and
+//     --sandbox bwrap; what the sandbox adds per iteration (wall time per
+//     iteration, and the agent's own time, spawn to exit).
 //   - leak (not run by default): 2,000 iterations; ralph's RSS and open
 //     file descriptors from iteration 100 on.
 //
-// Overhead and leak are in overhead.go and leak.go.
+// Overhead, sandbox and leak are in overhead.go, sandbox.go and leak.go.
 //
-// Usage: go run ./tools/bench [-scenario overhead,stream,stream-mix,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
+// Usage: go run ./tools/bench [-scenario overhead,stream,stream-mix,sandbox,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
 package main
 
 import (
@@ -40,7 +43,7 @@ func main() {
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
-	scenarios := flag.String("scenario", "overhead,stream,stream-mix", "scenarios to run, comma-separated: overhead, stream, stream-mix, leak")
+	scenarios := flag.String("scenario", "overhead,stream,stream-mix,sandbox", "scenarios to run, comma-separated: overhead, stream, stream-mix, sandbox, leak")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
@@ -67,6 +70,11 @@ func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB in
 
 	if want(scenarios, "overhead") {
 		if err := overheadAll(bin, tmp, runs, tasks); err != nil {
+			return err
+		}
+	}
+	if want(scenarios, "sandbox") {
+		if err := sandboxScenario(bin, runs, tasks); err != nil {
 			return err
 		}
 	}
@@ -236,7 +244,10 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusa
 	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
-		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
+		// ralph's own cost, as before the sandbox (the sandbox scenario
+		// measures that).
+		"RALPH_SANDBOX_MODE=none")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

@@ -168,7 +168,9 @@ func gitEnv(dir string) []string {
 func ralphCmd(bin, dir, script string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(bin, "ralph"), args...)
 	cmd.Dir = dir
-	cmd.Env = append(gitEnv(dir), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+script)
+	// ralph's own cost, as before the sandbox (the sandbox scenario
+	// measures that).
+	cmd.Env = append(gitEnv(dir), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+script, "RALPH_SANDBOX_MODE=none")
 	return cmd
 }
 

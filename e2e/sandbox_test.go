@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ralph-loop/ralph/internal/fakemodel"
+	"github.com/ralph-loop/ralph/internal/sandbox"
+)
+
+// TestSandboxAgents runs the real Claude Code CLI and Codex inside
+// bubblewrap (--sandbox bwrap): each completes both tasks of the plan
+// against the fake model server, its shell tool running in the sandbox,
+// while the model's attempt to read ~/.ssh/id_ed25519 and GITHUB_TOKEN
+// through that tool finds nothing. The project, HOME and TMPDIR are
+// outside /tmp, which the sandbox replaces with a private one.
+//
+// Run one with -run 'TestSandboxAgents/claude'.
+func TestSandboxAgents(t *testing.T) {
+	for _, cli := range agentCLIs() {
+		if cli.name != "claude" && cli.name != "codex" {
+			continue
+		}
+		t.Run(cli.name, func(t *testing.T) {
+			t.Parallel()
+			testSandboxTasksDone(t, cli)
+		})
+	}
+}
+
+const sandboxKey = "PRIVATE KEY of the e2e test"
+
+func testSandboxTasksDone(t *testing.T, cli agentCLI) {
+	t.Helper()
+	root := outsideTmp(t)
+	turns := []fakemodel.Turn{
+		fakemodel.Shell(`cat "$HOME/.ssh/id_ed25519" > leaked.txt 2>&1; echo "token=$GITHUB_TOKEN" >> leaked.txt; touch done-1.txt`),
+		fakemodel.Text(doneText("1")),
+		fakemodel.Shell("touch done-2.txt"), fakemodel.Text(doneText("2")),
+	}
+	p := newProjectIn(t, cli, root, turns...)
+	p.writeHome(".ssh/id_ed25519", sandboxKey)
+	p.setenv(
+		"RALPH_SANDBOX_MODE=bwrap",
+		// What the harness and the CLIs' setups need inside: the run's
+		// mark (to find what outlives ralph) and codex's key variable.
+		"RALPH_SANDBOX_ENV=RALPH_E2E_RUN,FAKE_MODEL_API_KEY",
+		"GITHUB_TOKEN=ghp_e2e_sandbox_secret",
+	)
+	r := p.run(runDeadline, "--max-iterations", "4", "--max-attempts", "2", "--timeout", iterTimeout)
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0", r.code)
+	}
+	if !strings.Contains(r.stdout, "sandbox bwrap") {
+		t.Errorf("the run header does not say sandbox bwrap:\n%s", firstLine(r.stdout))
+	}
+	p.checkBothDone()
+	p.checkShellRan(2)
+	b, err := os.ReadFile(filepath.Join(p.dir, "leaked.txt"))
+	switch {
+	case err != nil:
+		t.Errorf("the model's first shell call left no leaked.txt: %v", err)
+	case strings.Contains(string(b), sandboxKey) || strings.Contains(string(b), "ghp_"):
+		t.Errorf("the agent read a secret in the sandbox: %s", b)
+	case !strings.Contains(string(b), "token=\n"):
+		t.Errorf("leaked.txt: %q, want the shell's attempt and an empty GITHUB_TOKEN", b)
+	}
+	var st struct {
+		Sandbox struct{ Mode, Kind string } `json:"sandbox"`
+	}
+	sb, err := os.ReadFile(filepath.Join(p.dir, ".ralph", "state.json"))
+	if err == nil {
+		err = json.Unmarshal(sb, &st)
+	}
+	if err != nil || st.Sandbox.Kind != sandbox.KindBwrap {
+		t.Errorf("state.json sandbox %+v (%v), want kind bwrap", st.Sandbox, err)
+	}
+}
+
+// outsideTmp is a directory for a project outside /tmp (the sandbox's
+// private /tmp would hide it), removed after the test; the test skips
+// when bubblewrap cannot run here.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+	root, err := os.MkdirTemp("/var/tmp", "ralph-e2e-sandbox-") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
+	if err != nil {
+		t.Skip("no /var/tmp for a project outside /tmp: ", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.Open(t.Context(), sandbox.KindBwrap, sandbox.Policy{Project: root, Network: true}, os.Environ()); err != nil {
+		t.Skip("bubblewrap cannot run here: ", err)
+	}
+	if strings.HasPrefix(toolsBin, "/tmp/") {
+		t.Skipf("the CLIs are in %s, which the sandbox's private /tmp hides: install them elsewhere", toolsBin)
+	}
+	return root
+}

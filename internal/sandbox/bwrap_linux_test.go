@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ralph-loop/ralph/internal/proc"
+)
+
+// dialEnv makes the test binary a program that connects to a TCP address
+// and exits 0 when it can (TestMain).
+const dialEnv = "SANDBOX_TEST_DIAL"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(dialEnv); addr != "" {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			os.Exit(1)
+		}
+		c.Close()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// realBox opens a bwrap box on the fixture, or skips when bwrap cannot
+// run here. The fixture lies in the real /tmp, so the box's private /tmp
+// is another directory: what the policy itself hides is under test.
+func realBox(t *testing.T, network bool) (root string, box *Box) {
+	t.Helper()
+	root, p, env := fixture(t)
+	if err := os.WriteFile(filepath.Join(root, "home/.ssh/id_ed25519"), []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"sibling", "tmp"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Network = network
+	exe, err := proc.LookPath("bwrap", "", nil)
+	if err != nil {
+		t.Skip("bubblewrap is not installed (CI installs Debian's bubblewrap): ", err)
+	}
+	box, err = NewBox(KindBwrap, exe, p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box.tmp = filepath.Join(root, "tmp")
+	if err := box.Probe(t.Context()); err != nil {
+		t.Skip("bubblewrap cannot run here: ", err)
+	}
+	return root, box
+}
+
+// inBox runs a shell script in the box, in dir, with env, and returns its
+// exit code and output.
+func inBox(t *testing.T, box *Box, dir string, env []string, script string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"sh", "-c", script}, Dir: dir,
+		Env: append(box.env, env...), Sandbox: box, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ExitCode, strings.TrimSpace(out.String())
+}
+
+// Each escape fails, and the project's edits land.
+func TestBwrapConfines(t *testing.T) {
+	t.Parallel()
+	root, box := realBox(t, true)
+	proj := filepath.Join(root, "proj")
+	self := strconv.Itoa(os.Getpid())
+	attempts := []struct {
+		name, script string
+		dir          string
+		ok           bool
+	}{
+		{name: "write the project", script: "echo edit > src/new.txt && cat src/new.txt", ok: true},
+		{name: "write the agent's directory", script: "echo s > $HOME/.claude/session", ok: true},
+		{name: "read the ssh key", script: "cat $HOME/.ssh/id_ed25519"},
+		{name: "list the ssh directory", script: "test -n \"$(ls -A $HOME/.ssh)\""},
+		{name: "read the netrc", script: "test -s $HOME/.netrc"},
+		{name: "read a denied project file", script: "test -n \"$(cat .env; ls -l .env | grep -v ' 0 ')\" && test -s .env"},
+		{name: "write a sibling project", script: "echo x > ../sibling/x"},
+		{name: "write /etc", script: "echo x > /etc/ralph-escape"},
+		{name: "write /usr", script: "echo x > /usr/ralph-escape"},
+		{name: "write the home", script: "echo x > $HOME/.bashrc"},
+		{name: "write ralph's state", script: "echo x > .ralph/state.json"},
+		{name: "write a git hook", script: "echo x > .git/hooks/pre-commit"},
+		{name: "write the git config", script: "echo x >> .git/config"},
+		{name: "write the git directory", script: "echo x > .git/objects-test", ok: true},
+		{name: "see ralph's process", script: "test -e /proc/" + self},
+		{name: "signal ralph", script: "kill -0 " + self},
+		{name: "see a process outside", script: "ps -e -o comm= | grep -q '^sandbox.test'"},
+		{name: "reach the host's root through /proc", script: "ls /proc/1/root" + filepath.Join(root, "home/.ssh/id_ed25519")},
+		{name: "remount the host read-write", script: "mount -o remount,rw / && touch /etc/ralph-escape"},
+		{name: "unmount what hides the keys", script: "umount $HOME/.ssh && cat $HOME/.ssh/id_ed25519"},
+		{name: "write the private /tmp", script: "echo x > $TMPDIR/x && cat $TMPDIR/x", ok: true},
+		{name: "a worktree writes itself", dir: filepath.Join(proj, ".ralph/worktrees/1"), script: "echo x > src/x", ok: true},
+		{name: "a worktree writes the project", dir: filepath.Join(proj, ".ralph/worktrees/1"), script: "echo x > " + filepath.Join(proj, "src/x")},
+	}
+	t.Run("attempts", func(t *testing.T) { // returns once its parallel subtests are done
+		for _, tc := range attempts {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				code, out := inBox(t, box, cmpOr(tc.dir, proj), nil, tc.script)
+				if (code == 0) != tc.ok {
+					t.Errorf("exit %d (%s): want success=%v", code, out, tc.ok)
+				}
+				if strings.Contains(out, "PRIVATE KEY") {
+					t.Errorf("the key leaked: %s", out)
+				}
+			})
+		}
+	})
+	for _, f := range []string{"/etc/ralph-escape", "/usr/ralph-escape", filepath.Join(root, "sibling/x"), filepath.Join(proj, "src/x")} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s exists: an escape landed", f)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "src/new.txt")); err != nil || string(b) != "edit\n" {
+		t.Errorf("the project edit did not land: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".git/config")); len(b) != 0 {
+		t.Errorf(".git/config was changed: %q", b)
+	}
+}
+
+// Only the variables the policy names go in.
+func TestBwrapEnvironment(t *testing.T) {
+	t.Parallel()
+	root, box := realBox(t, true)
+	code, out := inBox(t, box, filepath.Join(root, "proj"), []string{"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws",
+		"ANTHROPIC_API_KEY=mine", "LC_ALL=C"}, `echo "$GITHUB_TOKEN|$AWS_SECRET_ACCESS_KEY|$ANTHROPIC_API_KEY|$LC_ALL|$TMPDIR"`)
+	if want := "||mine|C|" + filepath.Join(root, "tmp"); code != 0 || out != want {
+		t.Errorf("exit %d, environment %q; want %q", code, out, want)
+	}
+}
+
+// sandbox.network = false leaves a child a loopback of its own: the
+// host's listeners are out of reach.
+func TestBwrapNetwork(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() }) // after the parallel subtests
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, network := range []bool{true, false} {
+		t.Run("network="+strconv.FormatBool(network), func(t *testing.T) {
+			t.Parallel()
+			root, box := realBox(t, network)
+			var out bytes.Buffer
+			res, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{exe}, Dir: filepath.Join(root, "proj"),
+				Env: append(box.env, dialEnv+"="+ln.Addr().String()), Sandbox: box.With(nil, []string{dialEnv}),
+				Stdout: &out, Stderr: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (res.ExitCode == 0) != network {
+				t.Errorf("dial the host's 127.0.0.1: exit %d (%s), want success=%v", res.ExitCode, out.String(), network)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
