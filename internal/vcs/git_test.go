@@ -3,7 +3,6 @@ package vcs
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,25 +10,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
-// repo makes a real git repository in a temp dir with a fixed identity and
-// no global config.
+// repo makes a real git repository in a temp dir, with the shared test
+// git environment (a fixed identity, no system or global config).
 func repo(t *testing.T) (*Git, string) {
 	t.Helper()
 	dir := t.TempDir()
-	env := append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(dir, ".none"),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	g, err := Open(t.Context(), dir, env)
+	gittest.Git(t, dir, "init", "-q")
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	g, err := Open(t.Context(), dir, gittest.Env(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,15 +194,6 @@ func TestOpenOutsideRepo(t *testing.T) {
 	if !errors.Is(err, ErrNotRepo) {
 		t.Errorf("err = %v, want ErrNotRepo", err)
 	}
-}
-
-// testEnv is git's environment in tests: a fixed identity, no global or
-// system config.
-func testEnv(dir string) []string {
-	return append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(dir, ".none"),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
 }
 
 // git runs git in dir and returns its trimmed output.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -36,7 +37,7 @@ func slRepo(t *testing.T) (*Sapling, string) {
 		}
 	}
 	dir := t.TempDir()
-	env := append(testEnv(dir), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	env := append(gittest.Env(dir), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	sl := func(args ...string) {
 		cmd := exec.Command(filepath.Join(bin, "sl"), args...)
 		cmd.Dir, cmd.Env = dir, env
@@ -149,7 +150,7 @@ func TestDetectPrefersGitInAGitCheckout(t *testing.T) {
 	if err := os.Chmod(filepath.Join(bin, "sl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := append(testEnv(dir), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	env := append(gittest.Env(dir), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	r, err := Detect(t.Context(), dir, env)
 	if err != nil || r.Kind() != "git" {
 		t.Errorf("Detect = %v, %v; want git", r, err)
