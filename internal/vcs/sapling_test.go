@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // fakeSlScript is where the recorded sl fake lives: the end-to-end script
