@@ -42,7 +42,8 @@ type GateResult struct {
 }
 
 // TreeID identifies the content of a working tree, ralph's own .ralph/
-// excluded: a git tree id. Repo's Snapshot is one.
+// excluded: a git tree id. The repository is one when it can say (git and
+// Sapling can; Repo itself does not ask for it).
 type TreeID interface {
 	Snapshot(ctx context.Context) (string, error)
 }

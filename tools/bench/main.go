@@ -34,7 +34,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -146,7 +145,7 @@ func streamMix(bin, dir string) (rssMB, cpuS, wallS float64, n int64, err error)
 	if err := project(dir, scenario, mixTasks); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	wall, _, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
+	wall, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
@@ -240,7 +239,7 @@ func sample(pid int, done <-chan struct{}) self {
 }
 
 // ralphSampled runs one loop, sampling ralph's own peak RSS and CPU.
-func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusage, self, error) { //nolint:unparam // the rusage is kept for scenarios that read the children's
+func ralphSampled(bin, dir string, args ...string) (time.Duration, self, error) {
 	cmd := exec.Command(filepath.Join(bin, "ralph"), append([]string{"run", "--no-tui", "--no-commit"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
@@ -252,7 +251,7 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusa
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, nil, self{}, err
+		return 0, self{}, err
 	}
 	done := make(chan struct{})
 	sampled := make(chan self)
@@ -262,9 +261,9 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, *syscall.Rusa
 	close(done)
 	s := <-sampled
 	if err != nil {
-		return 0, nil, s, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
+		return 0, s, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
 	}
-	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), s, nil
+	return wall, s, nil
 }
 
 func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, err error) {
@@ -273,7 +272,7 @@ func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, 
 	if err := project(dir, scenario, 1); err != nil {
 		return 0, 0, 0, err
 	}
-	wall, _, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
+	wall, s, err := ralphSampled(bin, dir, "--idle-timeout", "5m")
 	if err != nil {
 		return 0, 0, 0, err
 	}
