@@ -21,6 +21,10 @@
 //	bigline BYTES            one JSON line of about BYTES bytes
 //	stream BYTES             about BYTES of ordinary assistant lines
 //	toolstream BYTES LINE    about BYTES of Bash tool calls, each with a result line of about LINE bytes
+//	mix AGENT FIXTURE BIG LINE TOTAL
+//	                         AGENT's own dialect (see Dialects), built from its recorded sample FIXTURE:
+//	                         one BIG-byte tool result line, then tool calls with LINE-byte results, to
+//	                         about TOTAL bytes; the sample's last lines end the run
 //	usage IN OUT [CR CW]     token usage of the result
 //	cost USD                 cost of the result
 //	error STATUS TEXT        end with is_error and api_error_status STATUS
@@ -248,6 +252,13 @@ func (a *agentRun) do(verb, rest string) error {
 			return err
 		}
 		a.toolStream(n, line)
+	case "mix":
+		var dialect, fixture string
+		var big, line, total int
+		if _, err := fmt.Sscanf(rest, "%s %s %d %d %d", &dialect, &fixture, &big, &line, &total); err != nil {
+			return err
+		}
+		return a.mix(dialect, fixture, big, line, total)
 	case "usage":
 		for i, f := range strings.Fields(rest) {
 			if i < 4 {
@@ -400,33 +411,8 @@ func (a *agentRun) toolStream(n, lineSize int) {
 			}{Stdout: out}})
 		return b
 	}
-	// What a Read tool prints: source code, with the tabs, quotes,
-	// backslashes and the odd non-ASCII letter that JSON escapes or checks.
-	source := [...]string{
-		"package main",
-		"",
-		"import (",
-		"\t\"fmt\"",
-		"\t\"os\"",
-		")",
-		"",
-		"// run prints each argument; it returns the first error.",
-		"func run(args []string) error {",
-		"\tif len(args) == 0 {",
-		"\t\treturn fmt.Errorf(\"usage: %s FILE\", os.Args[0])",
-		"\t}",
-		"\tfor i, a := range args {",
-		"\t\tfmt.Printf(\"%d: %q\\n\", i, a) // naïve café, on purpose",
-		"\t}",
-		"\treturn nil",
-		"}",
-	}
-	var out strings.Builder
-	for i := 0; out.Len() < lineSize; i++ {
-		fmt.Fprintf(&out, "%6d\t%s\n", i+1, source[i%len(source)])
-	}
 	// The output appears twice, escaped: shrink it to fit the line.
-	text := out.String()
+	text := ToolOutput(lineSize)
 	for len(text) > 0 && len(result(text)) > lineSize {
 		text = strings.ToValidUTF8(text[:len(text)*lineSize/len(result(text))], "")
 	}
@@ -435,6 +421,27 @@ func (a *agentRun) toolStream(n, lineSize int) {
 	for written := 0; written < n; written += len(pair) {
 		a.w.Write(pair)
 	}
+}
+
+// mix writes the Dialect stream of agent, built from the sample in
+// fixture, as that agent prints it: the sample's own closing lines end
+// it, so nothing follows.
+func (a *agentRun) mix(agent, fixture string, bigLine, lineSize, total int) error {
+	d, ok := DialectOf(agent)
+	if !ok {
+		return fmt.Errorf("mix: no dialect %q", agent)
+	}
+	sample, err := os.ReadFile(fixture)
+	if err != nil {
+		return err
+	}
+	stream, err := d.MixStream(sample, bigLine, lineSize, total)
+	if err != nil {
+		return err
+	}
+	_, err = a.w.Write(stream)
+	a.format, a.final = "raw", nil
+	return err
 }
 
 func (a *agentRun) finish() {

@@ -404,6 +404,7 @@ func (p *Process) pipes() (childEnds []*os.File, err error) {
 		if err != nil {
 			return childEnds, err
 		}
+		growPipe(out.f)
 		errS, errW, err := open(nil)
 		if err != nil {
 			return childEnds, err

@@ -1,6 +1,11 @@
 package proc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // sysProcAttr puts the child in its own group (in a session of its own
 // when detach is set) and has the kernel send it sig when the thread that
@@ -12,4 +17,21 @@ func sysProcAttr(sig syscall.Signal, detach bool) *syscall.SysProcAttr {
 		return &syscall.SysProcAttr{Setsid: true, Pdeathsig: sig}
 	}
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
+}
+
+// streamPipeSize is the pipe buffer asked for a stream the caller reads
+// (an agent's output): at the default 64 KiB an agent printing megabytes
+// of tool results wakes the reader, and is woken, sixteen times as often.
+// It is the unprivileged limit (/proc/sys/fs/pipe-max-size) by default.
+const streamPipeSize = 1 << 20
+
+// growPipe asks the kernel for a bigger buffer on the pipe r reads. It is
+// only a speed-up: a system that refuses (a lower pipe-max-size, or the
+// user's pipe quota spent) keeps the default.
+func growPipe(r *os.File) {
+	if sc, err := r.SyscallConn(); err == nil {
+		_ = sc.Control(func(fd uintptr) {
+			_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, streamPipeSize)
+		})
+	}
 }

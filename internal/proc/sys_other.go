@@ -2,7 +2,10 @@
 
 package proc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // sysProcAttr puts the child in its own group (in a session of its own
 // when detach is set). Only Linux has a parent-death signal; elsewhere the
@@ -13,3 +16,6 @@ func sysProcAttr(_ syscall.Signal, detach bool) *syscall.SysProcAttr {
 	}
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// growPipe keeps the default pipe buffer: only Linux lets it grow.
+func growPipe(*os.File) {}
