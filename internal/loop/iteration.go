@@ -123,10 +123,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
 	}
-	// History is the record; the state follows it (saveAsync), and no
+	// History is the record; the state follows it (saveLater), and no
 	// longer needs to say what was being accepted.
 	r.st.Accepting = nil
-	if err := r.saveAsync(); err != nil {
+	if err := r.saveLater(); err != nil {
 		return it.iteration, err
 	}
 	r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})

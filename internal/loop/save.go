@@ -2,7 +2,9 @@ package loop
 
 import (
 	"maps"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // saving is one write of state.json under way in the background.
@@ -10,7 +12,22 @@ type saving struct {
 	gen  int64
 	done chan struct{}
 	err  error
+	// kick, for a deferred write (saveLater), is closed to write it now;
+	// nil for any other.
+	kick     chan struct{}
+	kickOnce sync.Once
 }
+
+// now lets a deferred write go at once.
+func (s *saving) now() {
+	if s.kick != nil {
+		s.kickOnce.Do(func() { close(s.kick) })
+	}
+}
+
+// coalesceDelay bounds how long saveLater holds a write back for the
+// next one to take it over.
+const coalesceDelay = 50 * time.Millisecond
 
 // stateWriter keeps the writes of state.json in order, off the loop's
 // path where it can: each fsyncs a file and a directory, which costs more
@@ -28,7 +45,18 @@ type stateWriter struct {
 // which another save follows within milliseconds: a crash in between
 // leaves state.json one step behind history, which is the record of what
 // happened, and never ahead of it.
-func (r *runner) saveAsync() error {
+func (r *runner) saveAsync() error { return r.startSave(false) }
+
+// saveLater is saveAsync for the state at an iteration's end, which the
+// next iteration's start writes again within a few milliseconds: the
+// write waits up to coalesceDelay for a newer one to take it over, so a
+// run writes state.json (a file and a directory fsync) once per
+// iteration, not twice. Any later save, saveAsync or saved lets it go at
+// once (and skips it when overtaken); a run that stops or waits after the
+// iteration saves first, so nothing stays unwritten longer than that.
+func (r *runner) saveLater() error { return r.startSave(true) }
+
+func (r *runner) startSave(deferred bool) error {
 	w := &r.writer
 	if p := w.last; p != nil {
 		select {
@@ -44,10 +72,24 @@ func (r *runner) saveAsync() error {
 	st.Tasks = maps.Clone(r.st.Tasks) // the loop goes on changing its own
 	prev := w.last
 	cur := &saving{gen: w.gen.Add(1), done: make(chan struct{})}
+	if deferred {
+		cur.kick = make(chan struct{})
+	}
 	w.last = cur
+	if prev != nil {
+		prev.now() // overtaken: it skips its write
+	}
 	store := r.deps.Store
 	go func() {
 		defer close(cur.done)
+		if cur.kick != nil {
+			t := time.NewTimer(coalesceDelay)
+			select {
+			case <-cur.kick:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		if prev != nil {
 			<-prev.done
 			if prev.err != nil {
@@ -79,6 +121,7 @@ func (r *runner) saved() error {
 	if r.writer.last == nil {
 		return nil
 	}
+	r.writer.last.now()
 	<-r.writer.last.done
 	return r.writer.last.err
 }
