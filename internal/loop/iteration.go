@@ -114,7 +114,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if len(it.doneIDs) > 0 && r.opts.Ownership == task.OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
-	r.recordInPlan(t, rec, it.doneIDs)
+	it.logged = r.recordInPlan(t, rec, it.doneIDs)
 	rec.FilesChanged, rec.Commit = r.settle(ctx, t, it, planEdited)
 	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
 		it.progress = true
@@ -164,6 +164,9 @@ type classified struct {
 	// look is the claim whose snapshot was this iteration's look at the
 	// tree, when nothing ran in the tree after it; nil: settle looks.
 	look *claim
+	// logged: the runner wrote the iteration to the plan's own log after
+	// the look.
+	logged bool
 }
 
 // classify decides the outcome of one agent run and applies it to the
@@ -371,13 +374,17 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 
 // recordInPlan keeps the plan's own log up to date where the format has
 // one (progress.md's Completed This Iteration, Recent Attempts and
-// Iteration Log), before the commit so the log is part of it.
-func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
+// Iteration Log), before the commit so the log is part of it. logged says
+// whether it wrote to the plan (or tried to).
+func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) (logged bool) {
 	lg, ok := r.deps.Plan.(interface {
 		RecordIteration(task.IterationRecord) error
 	})
 	if !ok {
-		return
+		return false
+	}
+	if kl, ok := r.deps.Plan.(interface{ KeepsLog() bool }); ok && !kl.KeepsLog() {
+		return false
 	}
 	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
 		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: string(rec.Outcome), Error: rec.Error, Done: doneIDs})
@@ -385,6 +392,7 @@ func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
 		r.stopFor(err)
 		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
 	}
+	return true
 }
 
 func noMarkerText(res agent.Result) string {

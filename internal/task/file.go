@@ -275,6 +275,13 @@ func (f *File) Add(t Task) (Task, error) {
 	return added, err
 }
 
+// KeepsLog reports whether the file's format keeps a log of its own, which
+// RecordIteration writes.
+func (f *File) KeepsLog() bool {
+	_, ok := f.format.(recorder)
+	return ok
+}
+
 // RecordIteration notes an iteration in a plan file that keeps a log of its
 // own: progress.md's Completed This Iteration (replaced), Recent Attempts
 // (the last few) and Iteration Log (one row per iteration). Other formats
