@@ -7,6 +7,8 @@
 //     agent durations history records): without git, with git and agent
 //     ownership (the agent commits), with git and runner ownership (ralph
 //     commits).
+//   - plansize (not run by default): the overhead loop without git on
+//     plans of 50, 500 and 5,000 tasks.
 //   - stream: one task whose agent streams 200 MB, including one 20 MB
 //     line; ralph's peak RSS and CPU time.
 //   - stream-mix: three tasks whose agent streams about 201 MB each in
@@ -24,7 +26,7 @@
 //
 // Overhead, sandbox and leak are in overhead.go, sandbox.go and leak.go.
 //
-// Usage: go run ./tools/bench [-scenario overhead,stream,stream-mix,dialects,sandbox,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
+// Usage: go run ./tools/bench [-scenario overhead,plansize,stream,stream-mix,dialects,sandbox,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
 package main
 
 import (
@@ -44,7 +46,7 @@ func main() {
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
-	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, stream, stream-mix, dialects, sandbox, leak")
+	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, plansize, stream, stream-mix, dialects, sandbox, leak")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
@@ -71,6 +73,11 @@ func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB in
 
 	if want(scenarios, "overhead") {
 		if err := overheadAll(bin, tmp, runs, tasks); err != nil {
+			return err
+		}
+	}
+	if want(scenarios, "plansize") {
+		if err := planSizes(bin, tmp, runs); err != nil {
 			return err
 		}
 	}

@@ -225,3 +225,27 @@ func checkCommitted(dir string, tasks int) error {
 	}
 	return nil
 }
+
+// planSizes runs the overhead loop without git on plans of 50, 500 and
+// 5,000 tasks: what an iteration costs beyond parsing a bigger plan.
+func planSizes(bin, tmp string, runs int) error {
+	fmt.Printf("plan size: no git, runner ownership, --no-commit, agent answers at once; %d runs each\n", runs)
+	for _, n := range []int{50, 500, 5000} {
+		var per []float64
+		for i := range runs {
+			dir := filepath.Join(tmp, fmt.Sprintf("plansize-%d-%d", n, i))
+			o, _, err := overheadRun(bin, dir, n, overheadModes[0])
+			if err != nil {
+				return fmt.Errorf("plan size %d: %w", n, err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			per = append(per, o)
+		}
+		fmt.Printf("  %5d tasks: ralph overhead per iteration median %.2f ms (min %.2f, max %.2f)\n",
+			n, median(per), slices.Min(per), slices.Max(per))
+	}
+	fmt.Println()
+	return nil
+}
