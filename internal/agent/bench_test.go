@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,20 +60,27 @@ func (bd benchDialect) mixStream(t testing.TB, bigLine, lineSize, total int) []b
 
 // benchDecode runs decodeStream b.N times and reports, beside the MB/s of
 // wall time, the MB per second of the process's CPU time (GC included),
-// which other load on a shared machine disturbs less.
+// which other load on a shared machine disturbs less, and the allocations
+// per MB of stream.
 func benchDecode(b *testing.B, agent string, stream []byte) {
 	b.Helper()
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	start := cpuTime(b)
 	n := 0
 	for b.Loop() {
 		decodeStream(b, agent, stream)
 		n++
 	}
-	if cpu := (cpuTime(b) - start).Seconds(); cpu > 0 {
-		b.ReportMetric(float64(n)*float64(len(stream))/1e6/cpu, "MB/cpu-s")
+	cpu := (cpuTime(b) - start).Seconds()
+	runtime.ReadMemStats(&m1)
+	mb := float64(n) * float64(len(stream)) / 1e6
+	if cpu > 0 {
+		b.ReportMetric(mb/cpu, "MB/cpu-s")
 	}
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/mb, "allocs/MB")
 }
 
 // cpuTime is the user and system time the process has used.
