@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,7 +39,7 @@ func overheadAll(bin, tmp string, runs, tasks int) error {
 		var per, agentMS []float64
 		for i := range runs {
 			dir := filepath.Join(tmp, fmt.Sprintf("overhead-%d-%d", mi, i))
-			o, a, err := overheadRun(bin, dir, tasks, m)
+			o, a, err := overheadRun(bin, dir, tasks, tasks, m)
 			if err != nil {
 				return fmt.Errorf("overhead (%s): %w", m.name, err)
 			}
@@ -62,19 +63,23 @@ func formatMS(v []float64) string {
 	return strings.Join(s, " ")
 }
 
-// overheadRun runs one loop over a fresh project of tasks stories and
-// returns ralph's time per iteration outside the agent process and the
-// agent's own.
-func overheadRun(bin, dir string, tasks int, m overheadMode) (perIterMS, agentPerIterMS float64, err error) {
+// overheadRun runs one loop of iters iterations over a fresh project of
+// tasks stories and returns ralph's time per iteration outside the agent
+// process and the agent's own.
+func overheadRun(bin, dir string, tasks, iters int, m overheadMode) (perIterMS, agentPerIterMS float64, err error) {
 	repo := filepath.Join(dir, "repo")
 	script := filepath.Join(dir, "scenario")
 	if err := gitProject(repo, tasks, m.git); err != nil {
 		return 0, 0, err
 	}
-	if err := os.WriteFile(script, []byte(overheadScenario(tasks, m)), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(overheadScenario(iters, m)), 0o644); err != nil {
 		return 0, 0, err
 	}
-	args := []string{"run", "--no-tui", "-n", fmt.Sprint(tasks + 1)}
+	limit := iters
+	if iters == tasks {
+		limit++ // one more than needed: the run ends because the plan is done
+	}
+	args := []string{"run", "--no-tui", "-n", fmt.Sprint(limit)}
 	if !m.git {
 		args = append(args, "--no-commit")
 	}
@@ -83,18 +88,23 @@ func overheadRun(bin, dir string, tasks int, m overheadMode) (perIterMS, agentPe
 	}
 	start := time.Now()
 	if out, err := ralphCmd(bin, repo, script, args...).CombinedOutput(); err != nil {
-		return 0, 0, fmt.Errorf("ralph in %s: %w\n%s", repo, err, out)
+		// Exit 3: the iteration limit stopped it with tasks open, as
+		// asked when iters < tasks.
+		var ee *exec.ExitError
+		if iters == tasks || !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			return 0, 0, fmt.Errorf("ralph in %s: %w\n%s", repo, err, out)
+		}
 	}
 	wall := time.Since(start)
 	agentTotal, n, err := agentTime(filepath.Join(repo, ".ralph", "history.jsonl"))
 	if err != nil {
 		return 0, 0, err
 	}
-	if n != tasks {
-		return 0, 0, fmt.Errorf("%d iterations, want %d", n, tasks)
+	if n != iters {
+		return 0, 0, fmt.Errorf("%d iterations, want %d", n, iters)
 	}
 	if m.git {
-		if err := checkCommitted(repo, tasks); err != nil {
+		if err := checkCommitted(repo, iters); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -226,15 +236,16 @@ func checkCommitted(dir string, tasks int) error {
 	return nil
 }
 
-// planSizes runs the overhead loop without git on plans of 50, 500 and
-// 5,000 tasks: what an iteration costs beyond parsing a bigger plan.
+// planSizes runs 50 iterations of the overhead loop without git on plans
+// of 50, 500 and 5,000 tasks: what an iteration costs as the plan grows.
 func planSizes(bin, tmp string, runs int) error {
-	fmt.Printf("plan size: no git, runner ownership, --no-commit, agent answers at once; %d runs each\n", runs)
+	const iters = 50
+	fmt.Printf("plan size: %d iterations, no git, runner ownership, --no-commit, agent answers at once; %d runs each\n", iters, runs)
 	for _, n := range []int{50, 500, 5000} {
 		var per []float64
 		for i := range runs {
 			dir := filepath.Join(tmp, fmt.Sprintf("plansize-%d-%d", n, i))
-			o, _, err := overheadRun(bin, dir, n, overheadModes[0])
+			o, _, err := overheadRun(bin, dir, n, iters, overheadModes[0])
 			if err != nil {
 				return fmt.Errorf("plan size %d: %w", n, err)
 			}
