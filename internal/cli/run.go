@@ -24,9 +24,11 @@ import (
 )
 
 type runOptions struct {
-	f     *Factory
-	Plan  string
-	Once  bool
+	f    *Factory
+	Plan string
+	Once bool
+	// Task is the one task to run (--task).
+	Task  string
 	Dry   bool
 	NoTUI bool
 	JSON  bool
@@ -80,6 +82,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl := cmd.Flags()
 	addKeyFlags(fl, "run")
 	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
+	fl.StringVar(&opts.Task, "task", "", "run only task `ID`, to its end (done, failed or a limit)")
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
@@ -173,6 +176,15 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	lopts.Once = opts.Once
+	lopts.Only = opts.Task
+	if opts.Task != "" {
+		if _, ok := plan.Plan().Task(opts.Task); !ok {
+			return usageError(fmt.Errorf("--task %s: no such task in %s", opts.Task, relOr(dir, plan.Path())))
+		}
+		if cfg.Parallel > 1 {
+			return usageError(errors.New("--task runs one task: drop --parallel"))
+		}
+	}
 	lopts.Sandbox = sb.record()
 	if err := verifyOptions(opts.f, dir, cfg, &lopts); err != nil {
 		return err
