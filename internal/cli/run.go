@@ -28,7 +28,15 @@ type runOptions struct {
 	Plan string
 	Once bool
 	// Task is the one task to run (--task).
-	Task  string
+	Task string
+	// Worker: claim tasks from the remote until none is left (--worker).
+	Worker bool
+	// dir, when set, is the project directory instead of -C's; workerID
+	// tags the events of a --worker's task run, which runs in its task's
+	// worktree (inWorktree).
+	dir        string
+	workerID   string
+	inWorktree bool
 	Dry   bool
 	NoTUI bool
 	JSON  bool
@@ -83,6 +91,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	addKeyFlags(fl, "run")
 	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
 	fl.StringVar(&opts.Task, "task", "", "run only task `ID`, to its end (done, failed or a limit)")
+	fl.BoolVar(&opts.Worker, "worker", false, "claim ready tasks on the remote, one after another, until none is left (many workers share one plan)")
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
@@ -149,9 +158,16 @@ func runConfig(opts *runOptions, dir string) (config.Config, error) {
 }
 
 func runRun(ctx context.Context, opts *runOptions) error {
-	dir, err := opts.f.ProjectDir()
-	if err != nil {
-		return err
+	if opts.Worker {
+		return runWorker(ctx, opts)
+	}
+	dir := opts.dir
+	if dir == "" {
+		d, err := opts.f.ProjectDir()
+		if err != nil {
+			return err
+		}
+		dir = d
 	}
 	cfg, err := runConfig(opts, dir)
 	if err != nil {
@@ -216,7 +232,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	lopts.RunID = state.NewRunID(time.Now())
 	ctx, life := family(ctx, opts.f, lopts.RunID)
 	defer life.Close()
-	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed)
+	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed, opts.inWorktree)
 	if err != nil {
 		return err
 	}
@@ -259,6 +275,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
 	deps.Emit = life.attach(render.Handle)
+	if id := opts.workerID; id != "" {
+		emit := deps.Emit
+		deps.Emit = func(e loop.Event) {
+			e.WorkerID = id
+			emit(e)
+		}
+	}
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}

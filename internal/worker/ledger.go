@@ -36,8 +36,8 @@ type View struct {
 
 func (l *Ledger) key() string { return PlanKey(l.Branch, l.Plan) }
 
-// claimRef is the remote ref of a task's claim.
-func (l *Ledger) claimRef(id string) string { return ClaimsPrefix + l.key() + "/" + refPart(id) }
+// ClaimRef is the remote ref of a task's claim.
+func (l *Ledger) ClaimRef(id string) string { return ClaimsPrefix + l.key() + "/" + refPart(id) }
 
 // seenPrefix is where fetched claims are kept in the local repository.
 func (l *Ledger) seenPrefix() string { return "refs/ralph/seen/" + refPart(l.Remote) + "/" + l.key() + "/" }
@@ -96,7 +96,7 @@ var ErrTaken = errors.New("another worker claimed the task first")
 // was none. ErrTaken says another worker won.
 func (l *Ledger) Claim(ctx context.Context, id, worker string, now time.Time, lease time.Duration, prev *Claim) (Claim, error) {
 	c := Claim{Task: id, Worker: worker, State: StateWorking, Started: now.UTC(), Expires: now.Add(lease).UTC(),
-		Ref: l.claimRef(id)}
+		Ref: l.ClaimRef(id)}
 	expect := ""
 	if prev != nil {
 		expect = prev.Object

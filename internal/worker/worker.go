@@ -41,6 +41,10 @@ type Worker struct {
 	// Union are files merged by keeping both sides' lines (Landing).
 	Union []string
 	Run   RunTask
+	// After, when set, runs once a task's run is over, before its
+	// worktree goes: dir as for Run, and the commit that landed the task
+	// ("" when it did not land).
+	After func(dir, id, landed string)
 	Emit  func(loop.Event)
 	// Now and Sleep are the clock; nil: the real one.
 	Now   func() time.Time
@@ -192,7 +196,11 @@ func (w *Worker) work(ctx context.Context, head string, t task.Task, c Claim) er
 		w.release(ctx, c)
 		return fmt.Errorf("worktree for %s: %w", t.ID, err)
 	}
+	landed := ""
 	defer func() {
+		if w.After != nil {
+			w.After(filepath.Join(dir, w.RelDir), t.ID, landed)
+		}
 		bg := context.WithoutCancel(ctx)
 		_ = g.RemoveWorktree(bg, dir)
 		_ = g.DeleteBranch(bg, branch)
@@ -208,6 +216,7 @@ func (w *Worker) work(ctx context.Context, head string, t task.Task, c Claim) er
 		var commit string
 		commit, err = landing.Land(taskCtx, t.ID)
 		if err == nil {
+			landed = commit
 			c, lost := hb.stop()
 			w.release(ctx, c)
 			what := fmt.Sprintf("landed %s as %s on %s", t.ID, short(commit), w.Ledger.Branch)
