@@ -90,11 +90,9 @@ func (w *Worker) Loop(ctx context.Context) error {
 		}
 		fetched, wait = true, poll
 		now := w.Now()
-		t, ok := v.Plan.Next(func(t task.Task) bool {
-			c, claimed := v.Claims[t.ID]
-			return claimed && c.Live(now)
-		})
-		if !ok {
+		t, c, err := w.claimNext(ctx, v, now)
+		switch {
+		case errors.Is(err, errNoneFree):
 			msg, err := w.nothingToClaim(v, now)
 			if msg == "" {
 				return err
@@ -107,19 +105,8 @@ func (w *Worker) Loop(ctx context.Context) error {
 				return loop.ErrInterrupted
 			}
 			continue
-		}
-		waiting = ""
-		var prev *Claim
-		if c, claimed := v.Claims[t.ID]; claimed {
-			prev = &c
-		}
-		c, err := w.Ledger.Claim(ctx, t.ID, w.ID, now, w.Lease, prev)
-		switch {
 		case errors.Is(err, ErrTaken):
-			w.emit(&t, "another worker claimed "+t.ID+" first")
-			if w.Sleep(ctx, jitter(poll/4)) != nil {
-				return loop.ErrInterrupted
-			}
+			// Every free task went to others: look again at once.
 			continue
 		case isRemoteError(err):
 			w.emit(&t, fmt.Sprintf("claiming %s: the remote refused, retrying in %s: %v", t.ID, poll, err))
@@ -130,14 +117,52 @@ func (w *Worker) Loop(ctx context.Context) error {
 		case err != nil:
 			return err
 		}
+		waiting = ""
+		if err := w.work(ctx, v.Head, t, c); err != nil {
+			return err
+		}
+	}
+}
+
+// errNoneFree: no task of the view is free to claim.
+var errNoneFree = errors.New("no task to claim")
+
+// claimNext claims the first free task of the view, in the plan's order:
+// open, its dependencies done, unclaimed or its claim expired. A task
+// another worker wins meanwhile is passed over for the next one; ErrTaken
+// when every free one went so.
+func (w *Worker) claimNext(ctx context.Context, v View, now time.Time) (task.Task, Claim, error) {
+	lost := map[string]bool{}
+	for {
+		t, ok := v.Plan.Next(func(t task.Task) bool {
+			c, claimed := v.Claims[t.ID]
+			return lost[t.ID] || (claimed && c.Live(now))
+		})
+		if !ok {
+			if len(lost) > 0 {
+				return t, Claim{}, ErrTaken
+			}
+			return t, Claim{}, errNoneFree
+		}
+		var prev *Claim
+		if c, claimed := v.Claims[t.ID]; claimed {
+			prev = &c
+		}
+		c, err := w.Ledger.Claim(ctx, t.ID, w.ID, now, w.Lease, prev)
+		if errors.Is(err, ErrTaken) {
+			w.emit(&t, "another worker claimed "+t.ID+" first")
+			lost[t.ID] = true
+			continue
+		}
+		if err != nil {
+			return t, c, err
+		}
 		what := "claimed " + t.ID
 		if prev != nil {
 			what += fmt.Sprintf(" (taken over from %s, whose lease ran out at %s)", prev.Worker, prev.Expires.Format(time.RFC3339))
 		}
 		w.emit(&t, what)
-		if err := w.work(ctx, v.Head, t, c); err != nil {
-			return err
-		}
+		return t, c, nil
 	}
 }
 
