@@ -58,8 +58,8 @@ Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
 
-Every flag but --once, --dry-run, --no-tui and --json is also a key of
-ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+Every flag but --once, --task, --worker, --dry-run, --no-tui and --json is
+also a key of ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
 
 Exit codes:
   0    all tasks done
