@@ -63,7 +63,7 @@ func (w *Worker) Loop(ctx context.Context) error {
 	if w.Sleep == nil {
 		w.Sleep = timerSleep
 	}
-	poll := min(max(w.Lease/4, 100*time.Millisecond), 15*time.Second)
+	poll := min(max(w.Lease/8, 100*time.Millisecond), 15*time.Second)
 	wait := poll
 	waiting := ""
 	fetched := false
