@@ -37,9 +37,9 @@ type runOptions struct {
 	dir        string
 	workerID   string
 	inWorktree bool
-	Dry   bool
-	NoTUI bool
-	JSON  bool
+	Dry        bool
+	NoTUI      bool
+	JSON       bool
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet

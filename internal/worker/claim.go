@@ -107,8 +107,8 @@ func refPart(s string) string {
 	}
 	out := strings.ReplaceAll(string(b), "..", "--")
 	out = strings.TrimPrefix(out, ".")
-	if strings.HasSuffix(out, ".lock") {
-		out = strings.TrimSuffix(out, ".lock") + "-lock"
+	if stem, ok := strings.CutSuffix(out, ".lock"); ok {
+		out = stem + "-lock"
 	}
 	if out == "" {
 		return "-"

@@ -40,7 +40,9 @@ func (l *Ledger) key() string { return PlanKey(l.Branch, l.Plan) }
 func (l *Ledger) ClaimRef(id string) string { return ClaimsPrefix + l.key() + "/" + refPart(id) }
 
 // seenPrefix is where fetched claims are kept in the local repository.
-func (l *Ledger) seenPrefix() string { return "refs/ralph/seen/" + refPart(l.Remote) + "/" + l.key() + "/" }
+func (l *Ledger) seenPrefix() string {
+	return "refs/ralph/seen/" + refPart(l.Remote) + "/" + l.key() + "/"
+}
 
 // trackingRef is the run branch's remote-tracking ref.
 func (l *Ledger) trackingRef() string { return "refs/remotes/" + l.Remote + "/" + l.Branch }

@@ -291,7 +291,6 @@ func (w *Worker) release(ctx context.Context, c Claim) {
 
 // beat renews a claim while its task runs.
 type beat struct {
-	done chan struct{}
 	mu   sync.Mutex
 	c    Claim
 	lost error
