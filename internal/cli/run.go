@@ -37,6 +37,10 @@ type runOptions struct {
 	dir        string
 	workerID   string
 	inWorktree bool
+	// budgetLeft and tokensLeft, when above 0, are what a --worker has
+	// left of --budget and --max-tokens for its next task.
+	budgetLeft float64
+	tokensLeft int
 	Dry        bool
 	NoTUI      bool
 	JSON       bool
@@ -172,6 +176,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	cfg, err := runConfig(opts, dir)
 	if err != nil {
 		return err
+	}
+	if opts.budgetLeft > 0 {
+		cfg.Budget = opts.budgetLeft
+	}
+	if opts.tokensLeft > 0 {
+		cfg.MaxTokens = opts.tokensLeft
 	}
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {

@@ -88,6 +88,9 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		host, _ := os.Hostname()
 		id = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
+	// --budget and --max-tokens hold for the worker as a whole: each task
+	// run gets what is left, and no task is claimed once it is spent.
+	var spent state.Totals
 	w := &worker.Worker{
 		Ledger:   &worker.Ledger{Git: g, Remote: cfg.Worker.Remote, Branch: branch, Plan: relPlan},
 		ID:       id,
@@ -96,11 +99,24 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		TreesDir: filepath.Join(store.Dir(), state.WorktreesDir),
 		Union:    []string{path.Join(relDir, state.ProgressFile)},
 		Emit:     screen.Handle,
+		Check: func() error { return workerBudget(cfg.Budget, cfg.MaxTokens, spent) },
 		Run: func(ctx context.Context, taskDir, taskID string) error {
 			o := *opts
 			o.Worker, o.Task, o.Plan, o.NoTUI = false, taskID, planInDir, true
 			o.dir, o.workerID, o.inWorktree = taskDir, id, true
-			return runRun(ctx, &o)
+			if cfg.Budget > 0 {
+				o.budgetLeft = cfg.Budget - spent.CostUSD
+			}
+			if cfg.MaxTokens > 0 {
+				o.tokensLeft = cfg.MaxTokens - int(tokensUsed(spent))
+			}
+			err := runRun(ctx, &o)
+			if ts, serr := state.Open(taskDir); serr == nil {
+				if st, serr := ts.LoadState(); serr == nil {
+					spent.Add(st.Totals)
+				}
+			}
+			return err
 		},
 		After: func(taskDir, taskID, landed string) {
 			if err := gather(store, taskDir, taskID, landed); err != nil {
@@ -114,6 +130,22 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		return fmt.Errorf("%w: %w", errSilent, err)
 	}
 	return err
+}
+
+// workerBudget stops a worker before its next claim once the run's
+// budget in money or tokens is spent, over all its tasks.
+func workerBudget(budget float64, maxTokens int, spent state.Totals) error {
+	if budget > 0 && spent.CostUSD >= budget {
+		return fmt.Errorf("%w: budget $%.2f reached (this worker spent $%.4f over %d iterations)", loop.ErrLimit, budget, spent.CostUSD, spent.Iterations)
+	}
+	if used := tokensUsed(spent); maxTokens > 0 && used >= int64(maxTokens) {
+		return fmt.Errorf("%w: token budget %d reached (this worker used %d over %d iterations)", loop.ErrLimit, maxTokens, used, spent.Iterations)
+	}
+	return nil
+}
+
+func tokensUsed(t state.Totals) int64 {
+	return t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens
 }
 
 // gather moves a task run's history lines and transcripts from its

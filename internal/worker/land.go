@@ -13,6 +13,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
+// ErrLanded is a task the run branch has done already: another worker
+// landed it (its claim had run out and was taken over meanwhile). Its
+// work is not landed a second time.
+var ErrLanded = errors.New("the run branch has the task done already")
+
 // ErrConflict is a task's work that no longer merges with the run branch:
 // a task another worker landed meanwhile changed the same lines.
 var ErrConflict = errors.New("the task's work conflicts with the run branch")
@@ -93,7 +98,7 @@ func (l *Landing) Land(ctx context.Context, id string) (string, error) {
 				return "", err
 			}
 			continue
-		case errors.Is(err, ErrConflict), ctx.Err() != nil:
+		case errors.Is(err, ErrConflict), errors.Is(err, ErrLanded), ctx.Err() != nil:
 			return "", err
 		case errors.Is(err, vcs.ErrPushRejected), isFetchError(err):
 			if refusedSince.IsZero() {
@@ -130,6 +135,9 @@ func (l *Landing) onto(ctx context.Context, id, head, msg string) (string, error
 	f, err := task.Load(filepath.Join(l.Tree.Root, filepath.FromSlash(l.Ledger.Plan)))
 	if err != nil {
 		return "", err
+	}
+	if t, ok := f.Plan().Task(id); ok && t.Status == task.StatusDone {
+		return "", fmt.Errorf("%s: %w", id, ErrLanded)
 	}
 	if err := f.SetStatus(id, task.StatusDone); err != nil {
 		return "", err

@@ -46,6 +46,9 @@ type Worker struct {
 	// ("" when it did not land).
 	After func(dir, id, landed string)
 	Emit  func(loop.Event)
+	// Check, when set, runs before each claim: an error stops the loop
+	// (a budget spent, say) with nothing claimed.
+	Check func() error
 	// Now and Sleep are the clock; nil: the real one.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -90,6 +93,12 @@ func (w *Worker) Loop(ctx context.Context) error {
 		}
 		fetched, wait = true, poll
 		now := w.Now()
+		w.sweep(ctx, v, now)
+		if w.Check != nil {
+			if err := w.Check(); err != nil {
+				return err
+			}
+		}
 		t, c, err := w.claimNext(ctx, v, now)
 		switch {
 		case errors.Is(err, errNoneFree):
@@ -120,6 +129,17 @@ func (w *Worker) Loop(ctx context.Context) error {
 		waiting = ""
 		if err := w.work(ctx, v.Head, t, c); err != nil {
 			return err
+		}
+	}
+}
+
+// sweep deletes the claims of tasks the run branch has done whose lease
+// ran out: their worker landed the task and stopped before giving the
+// claim back.
+func (w *Worker) sweep(ctx context.Context, v View, now time.Time) {
+	for _, t := range v.Plan.Tasks {
+		if c, ok := v.Claims[t.ID]; ok && t.Status == task.StatusDone && c.State == StateWorking && !c.Live(now) {
+			_ = w.Ledger.Release(ctx, c)
 		}
 	}
 }
@@ -258,6 +278,10 @@ func (w *Worker) work(ctx context.Context, head string, t task.Task, c Claim) er
 	switch {
 	case lost != nil:
 		w.emit(&t, fmt.Sprintf("gave up %s: %v", t.ID, lost))
+		return nil
+	case errors.Is(err, ErrLanded):
+		w.release(bg, c)
+		w.emit(&t, fmt.Sprintf("%s was landed by another worker meanwhile; this worker's work on it is dropped", t.ID))
 		return nil
 	case errors.Is(err, ErrConflict):
 		w.release(bg, c)

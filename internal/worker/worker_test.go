@@ -278,3 +278,24 @@ func TestLandBacksOffWhileTheRemoteRefuses(t *testing.T) {
 		t.Errorf("remote main at %s, want the landed %s", got, commit)
 	}
 }
+
+func TestLandRefusesATaskLandedAlready(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	a, b := ledger(clone(t, remote)), ledger(clone(t, remote))
+	// Both did T1 (b's claim had run out and a took it over, say): the
+	// second one is not landed.
+	treeA, baseA := taskTree(t, a, "T1", "one.txt")
+	treeB, baseB := taskTree(t, b, "T1", "uno.txt")
+	nop := func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	if _, err := (&Landing{Ledger: a, Tree: treeA, TaskBranch: TaskBranchPrefix + "T1", Base: baseA, Sleep: nop}).Land(t.Context(), "T1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&Landing{Ledger: b, Tree: treeB, TaskBranch: TaskBranchPrefix + "T1", Base: baseB, Sleep: nop}).Land(t.Context(), "T1")
+	if !errors.Is(err, ErrLanded) {
+		t.Fatalf("landing T1 twice: %v, want ErrLanded", err)
+	}
+	if n := gittest.Git(t, remote, "rev-list", "--count", "main"); n != "2" {
+		t.Errorf("main has %s commits, want the initial one and T1's", n)
+	}
+}
