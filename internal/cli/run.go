@@ -62,8 +62,17 @@ Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
 
+--task ID runs that task alone, to its end: exit 0 when it is done, 4 when
+it failed (or waits on tasks not done), 3 when a limit stopped it.
+--worker is one of many workers on one plan: it claims the next ready task
+on the remote (--remote, through refs/ralph/claims/), works it in a fresh
+worktree, lands it on the run branch, and repeats until nothing is left to
+claim: exit 0 when the plan is done, 4 when only failed tasks are left, 3
+when a limit stopped it. ralph status --remote shows who works on what.
+
 Every flag but --once, --task, --worker, --dry-run, --no-tui and --json is
-also a key of ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+also a key of ralph.toml and an environment variable RALPH_<KEY>
+(RALPH_MAX_ITERATIONS; [worker] keys: RALPH_WORKER_REMOTE, ...).
 
 Exit codes:
   0    all tasks done
