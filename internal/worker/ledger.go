@@ -54,7 +54,7 @@ func (l *Ledger) Fetch(ctx context.Context) (View, error) {
 		"+refs/heads/"+l.Branch+":"+l.trackingRef(),
 		"+"+ClaimsPrefix+l.key()+"/*:"+l.seenPrefix()+"*")
 	if err != nil {
-		return View{}, fmt.Errorf("fetching %s from %s: %w", l.Branch, l.Remote, err)
+		return View{}, &fetchError{fmt.Errorf("fetching %s from %s: %w", l.Branch, l.Remote, err)}
 	}
 	return l.read(ctx)
 }

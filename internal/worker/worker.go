@@ -384,8 +384,7 @@ func (w *Worker) emit(t *task.Task, msg string) {
 // isRemoteError is a failure to reach the remote or a push it refused:
 // worth trying again later.
 func isRemoteError(err error) bool {
-	var ce *vcs.CmdError
-	return errors.Is(err, vcs.ErrPushRejected) || isFetchError(err) || errors.As(err, &ce)
+	return errors.Is(err, vcs.ErrPushRejected) || isFetchError(err)
 }
 
 func short(commit string) string { return commit[:min(len(commit), 12)] }
