@@ -94,6 +94,10 @@ func (w *Worker) Loop(ctx context.Context) error {
 		fetched, wait = true, poll
 		now := w.Now()
 		w.sweep(ctx, v, now)
+		if v.Plan.Open() == 0 {
+			w.emit(nil, "the plan is done")
+			return nil
+		}
 		if w.Check != nil {
 			if err := w.Check(); err != nil {
 				return err
@@ -186,14 +190,10 @@ func (w *Worker) claimNext(ctx context.Context, v View, now time.Time) (task.Tas
 	}
 }
 
-// nothingToClaim says why no task can be claimed: "" with the error that
-// ends the loop (nil: the plan is done), or what the worker waits for.
+// nothingToClaim says why no task of an unfinished plan can be claimed:
+// "" with the error that ends the loop, or what the worker waits for.
 func (w *Worker) nothingToClaim(v View, now time.Time) (string, error) {
 	p := v.Plan
-	if p.Open() == 0 {
-		w.emit(nil, "the plan is done")
-		return "", nil
-	}
 	failed := func(t task.Task) bool { return v.Claims[t.ID].State == StateFailed }
 	blocked := p.Blocked(failed)
 	var failedIDs, others []string
