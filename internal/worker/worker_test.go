@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
@@ -297,5 +298,110 @@ func TestLandRefusesATaskLandedAlready(t *testing.T) {
 	}
 	if n := gittest.Git(t, remote, "rev-list", "--count", "main"); n != "2" {
 		t.Errorf("main has %s commits, want the initial one and T1's", n)
+	}
+}
+
+// doTask is a RunTask that does what a task run does in the worktree:
+// the work and the plan's mark, committed together. fail names tasks that
+// fail instead.
+func doTask(fail string) RunTask {
+	return func(ctx context.Context, dir, id string) error {
+		if id == fail {
+			return fmt.Errorf("%w: task %s failed", loop.ErrStuck, id)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "work-"+id+".txt"), []byte(id), 0o644); err != nil {
+			return err
+		}
+		plan, err := task.Load(filepath.Join(dir, "IMPLEMENTATION_PLAN.md"))
+		if err != nil {
+			return err
+		}
+		if err := plan.SetStatus(id, task.StatusDone); err != nil {
+			return err
+		}
+		g, err := vcs.Open(ctx, dir, gittest.Env(dir))
+		if err != nil {
+			return err
+		}
+		_, err = g.Commit(ctx, "feat: "+id)
+		return err
+	}
+}
+
+// newWorker is a worker in a clone of its own.
+func newWorker(t *testing.T, remote, id string, run RunTask, events *[]string, mu *sync.Mutex) *Worker {
+	t.Helper()
+	g := clone(t, remote)
+	return &Worker{Ledger: ledger(g), ID: id, Lease: time.Second, RelDir: ".",
+		TreesDir: filepath.Join(g.Root, ".ralph", "worktrees"), Union: []string{"progress.txt"}, Run: run,
+		Emit: func(e loop.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			*events = append(*events, e.WorkerID+": "+e.Message)
+		}}
+}
+
+func TestTwoWorkersShareAPlan(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	var mu sync.Mutex
+	var events []string
+	ws := []*Worker{newWorker(t, remote, "a", doTask(""), &events, &mu), newWorker(t, remote, "b", doTask(""), &events, &mu)}
+	var wg sync.WaitGroup
+	errs := make([]error, len(ws))
+	for i, w := range ws {
+		wg.Go(func() { errs[i] = w.Loop(t.Context()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("worker %s: %v", ws[i].ID, err)
+		}
+	}
+	log := gittest.Git(t, remote, "log", "--format=%s", "main")
+	for _, id := range []string{"T1", "T2", "T3"} {
+		if n := strings.Count(log, "feat: "+id); n != 1 {
+			t.Errorf("%s landed %d times:\n%s", id, n, log)
+		}
+	}
+	if strings.Index(log, "feat: T3") > strings.Index(log, "feat: T1") {
+		t.Errorf("T3 landed before its dependency T1:\n%s", log)
+	}
+	if refs := gittest.Git(t, remote, "for-each-ref", "refs/ralph/"); refs != "" {
+		t.Errorf("claims left:\n%s", refs)
+	}
+	if t.Failed() {
+		t.Log(strings.Join(events, "\n"))
+	}
+}
+
+func TestFailedTaskStopsTheWorkersStuck(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	var mu sync.Mutex
+	var events []string
+	// T1 fails: T3 waits on it for ever; T2 is done.
+	w := newWorker(t, remote, "a", doTask("T1"), &events, &mu)
+	err := w.Loop(t.Context())
+	if !errors.Is(err, loop.ErrStuck) || !strings.Contains(err.Error(), "failed: T1; waiting on them: T3") {
+		t.Fatalf("Loop: %v, want stuck on T1 with T3 waiting", err)
+	}
+	v, err := w.Ledger.Fetch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := w.Ledger.Status(v, time.Now())
+	got := map[string]string{}
+	for _, ts := range st.Tasks {
+		got[ts.ID] = ts.State
+	}
+	want := map[string]string{"T1": TaskFailed, "T2": TaskDone, "T3": TaskWaiting}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("status: %v, want %v", got, want)
+	}
+	// Another worker sees the same and stops at once, claiming nothing.
+	other := newWorker(t, remote, "b", doTask(""), &events, &mu)
+	if err := other.Loop(t.Context()); !errors.Is(err, loop.ErrStuck) {
+		t.Fatalf("second worker: %v, want stuck", err)
 	}
 }
