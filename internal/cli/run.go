@@ -293,14 +293,16 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
-	deps.Emit = life.attach(render.Handle)
+	handle := render.Handle
 	if id := opts.workerID; id != "" {
-		emit := deps.Emit
-		deps.Emit = func(e loop.Event) {
+		// A --worker's task run: every event says whose it is, the
+		// process family's reports included.
+		handle = func(e loop.Event) {
 			e.WorkerID = id
-			emit(e)
+			render.Handle(e)
 		}
 	}
+	deps.Emit = life.attach(handle)
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}
