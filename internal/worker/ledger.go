@@ -143,10 +143,40 @@ func (l *Ledger) Fail(ctx context.Context, c *Claim, reason string) error {
 // the branch says so) or given back for another worker to take.
 func (l *Ledger) Release(ctx context.Context, c Claim) error {
 	err := l.Git.PushRef(ctx, l.Remote, c.Ref, "", c.Object)
-	if errors.Is(err, vcs.ErrStale) {
-		return nil // no longer ours: nothing to release
+	if !errors.Is(err, vcs.ErrStale) {
+		return err
 	}
-	return err
+	// The remote holds another version: still this claim when a renewal
+	// got through whose answer was lost (same worker, same start), else
+	// another worker's, which is not ours to release.
+	cur, ok, err := l.remoteClaim(ctx, c.Task)
+	if err != nil || !ok || cur.Worker != c.Worker || !cur.Started.Equal(c.Started) {
+		return err
+	}
+	return l.Git.PushRef(ctx, l.Remote, c.Ref, "", cur.Object)
+}
+
+// remoteClaim fetches task id's claim alone and reads it; ok is false
+// when there is none.
+func (l *Ledger) remoteClaim(ctx context.Context, id string) (Claim, bool, error) {
+	seen := l.seenPrefix() + refPart(id)
+	if err := l.Git.Fetch(ctx, l.Remote, "+"+l.ClaimRef(id)+":"+seen); err != nil {
+		// A claim deleted meanwhile is no ref to fetch.
+		if obj, ok := l.remoteObject(ctx, l.ClaimRef(id)); !ok || obj == "" {
+			return Claim{}, false, nil
+		}
+		return Claim{}, false, err
+	}
+	refs, err := l.Git.Refs(ctx, seen)
+	if err != nil || len(refs) == 0 {
+		return Claim{}, false, err
+	}
+	c, err := decodeClaim(refs[0].Subject)
+	if err != nil {
+		return Claim{}, false, err
+	}
+	c.Ref, c.Object = l.ClaimRef(id), refs[0].Object
+	return c, true, nil
 }
 
 // swap writes c as a new claim commit and pushes it over expect; on

@@ -336,7 +336,12 @@ func (w *Worker) heartbeat(ctx context.Context, c Claim, cancel context.CancelFu
 			b.mu.Lock()
 			cur := b.c
 			b.mu.Unlock()
-			err := w.Ledger.Renew(hctx, &cur, w.Now(), w.Lease)
+			// A push under way is not cut short by stop: the remote may
+			// take it while its answer is lost, and the claim released
+			// must be the one the remote holds.
+			pctx, cancelPush := context.WithTimeout(context.WithoutCancel(hctx), w.Lease)
+			err := w.Ledger.Renew(pctx, &cur, w.Now(), w.Lease)
+			cancelPush()
 			switch {
 			case err == nil:
 				b.mu.Lock()
