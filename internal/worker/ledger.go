@@ -132,7 +132,14 @@ func (l *Ledger) Renew(ctx context.Context, c *Claim, now time.Time, lease time.
 func (l *Ledger) Fail(ctx context.Context, c *Claim, reason string) error {
 	next := *c
 	next.State, next.Expires, next.Reason = StateFailed, time.Time{}, reason
-	if err := l.swap(ctx, &next, c.Object); err != nil {
+	err := l.swap(ctx, &next, c.Object)
+	if errors.Is(err, vcs.ErrStale) {
+		// A renewal whose answer was lost, as for Release.
+		if cur, ok, rerr := l.remoteClaim(ctx, c.Task); rerr == nil && ok && cur.Worker == c.Worker && cur.Started.Equal(c.Started) {
+			err = l.swap(ctx, &next, cur.Object)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	*c = next
