@@ -28,6 +28,9 @@ type session struct {
 	leftover bool
 	// crashed: the last run died without recording its end.
 	crashed bool
+	// keepBranch: the run stays on the branch checked out (a --worker's
+	// task worktree), whatever the plan's branchName says.
+	keepBranch bool
 }
 
 // prerun gets the project ready before the loop starts, and refuses to
@@ -37,12 +40,12 @@ type session struct {
 // the last run when the branch changed (state.Archive). crashed says the
 // last run died mid-run (kill -9, a crash): the changes it left in the
 // tree are its unfinished work, which this run goes on with.
-func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.File, crashed bool) (*session, error) {
+func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.File, crashed, keepBranch bool) (*session, error) {
 	store, err := state.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{f: f, dir: dir, store: store, plan: plan, parallel: cfg.Parallel, crashed: crashed}
+	s := &session{f: f, dir: dir, store: store, plan: plan, parallel: cfg.Parallel, crashed: crashed, keepBranch: keepBranch}
 	if err := checkParallel(cfg); err != nil {
 		return nil, err
 	}
@@ -100,7 +103,7 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 		}
 		s.leftover = leftover
 	}
-	if branch != "" {
+	if branch != "" && !s.keepBranch {
 		return s.switchBranch(ctx, from, branch)
 	}
 	return nil

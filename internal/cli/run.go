@@ -24,12 +24,26 @@ import (
 )
 
 type runOptions struct {
-	f     *Factory
-	Plan  string
-	Once  bool
-	Dry   bool
-	NoTUI bool
-	JSON  bool
+	f    *Factory
+	Plan string
+	Once bool
+	// Task is the one task to run (--task).
+	Task string
+	// Worker: claim tasks from the remote until none is left (--worker).
+	Worker bool
+	// dir, when set, is the project directory instead of -C's; workerID
+	// tags the events of a --worker's task run, which runs in its task's
+	// worktree (inWorktree).
+	dir        string
+	workerID   string
+	inWorktree bool
+	// budgetLeft and tokensLeft, when above 0, are what a --worker has
+	// left of --budget and --max-tokens for its next task.
+	budgetLeft float64
+	tokensLeft int
+	Dry        bool
+	NoTUI      bool
+	JSON       bool
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet
@@ -48,8 +62,17 @@ Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
 
-Every flag but --once, --dry-run, --no-tui and --json is also a key of
-ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+--task ID runs that task alone, to its end: exit 0 when it is done, 4 when
+it failed (or waits on tasks not done), 3 when a limit stopped it.
+--worker is one of many workers on one plan: it claims the next ready task
+on the remote (--remote, through refs/ralph/claims/), works it in a fresh
+worktree, lands it on the run branch, and repeats until nothing is left to
+claim: exit 0 when the plan is done, 4 when only failed tasks are left, 3
+when a limit stopped it. ralph status --remote shows who works on what.
+
+Every flag but --once, --task, --worker, --dry-run, --no-tui and --json is
+also a key of ralph.toml and an environment variable RALPH_<KEY>
+(RALPH_MAX_ITERATIONS; [worker] keys: RALPH_WORKER_REMOTE, ...).
 
 Exit codes:
   0    all tasks done
@@ -80,6 +103,8 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl := cmd.Flags()
 	addKeyFlags(fl, "run")
 	fl.BoolVar(&opts.Once, "once", false, "run one iteration and stop")
+	fl.StringVar(&opts.Task, "task", "", "run only task `ID`, to its end (done, failed or a limit)")
+	fl.BoolVar(&opts.Worker, "worker", false, "claim ready tasks on the remote, one after another, until none is left (many workers share one plan)")
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
@@ -146,13 +171,26 @@ func runConfig(opts *runOptions, dir string) (config.Config, error) {
 }
 
 func runRun(ctx context.Context, opts *runOptions) error {
-	dir, err := opts.f.ProjectDir()
-	if err != nil {
-		return err
+	if opts.Worker {
+		return runWorker(ctx, opts)
+	}
+	dir := opts.dir
+	if dir == "" {
+		d, err := opts.f.ProjectDir()
+		if err != nil {
+			return err
+		}
+		dir = d
 	}
 	cfg, err := runConfig(opts, dir)
 	if err != nil {
 		return err
+	}
+	if opts.budgetLeft > 0 {
+		cfg.Budget = opts.budgetLeft
+	}
+	if opts.tokensLeft > 0 {
+		cfg.MaxTokens = opts.tokensLeft
 	}
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
@@ -173,6 +211,15 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	lopts.Once = opts.Once
+	lopts.Only = opts.Task
+	if opts.Task != "" {
+		if _, ok := plan.Plan().Task(opts.Task); !ok {
+			return usageError(fmt.Errorf("--task %s: no such task in %s", opts.Task, relOr(dir, plan.Path())))
+		}
+		if cfg.Parallel > 1 {
+			return usageError(errors.New("--task runs one task: drop --parallel"))
+		}
+	}
 	lopts.Sandbox = sb.record()
 	if err := verifyOptions(opts.f, dir, cfg, &lopts); err != nil {
 		return err
@@ -204,7 +251,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	lopts.RunID = state.NewRunID(time.Now())
 	ctx, life := family(ctx, opts.f, lopts.RunID)
 	defer life.Close()
-	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed)
+	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed, opts.inWorktree)
 	if err != nil {
 		return err
 	}
@@ -246,7 +293,16 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
-	deps.Emit = life.attach(render.Handle)
+	handle := render.Handle
+	if id := opts.workerID; id != "" {
+		// A --worker's task run: every event says whose it is, the
+		// process family's reports included.
+		handle = func(e loop.Event) {
+			e.WorkerID = id
+			render.Handle(e)
+		}
+	}
+	deps.Emit = life.attach(handle)
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}

@@ -15,6 +15,9 @@ import (
 type statusOptions struct {
 	f    *Factory
 	JSON bool
+	// Remote names the remote whose workers to report (--remote), " "
+	// for the configured one; "" reports the local run.
+	Remote string
 }
 
 func newCmdStatus(f *Factory, runF func(*statusOptions) error) *cobra.Command {
@@ -23,14 +26,19 @@ func newCmdStatus(f *Factory, runF func(*statusOptions) error) *cobra.Command {
 		Use:   "status",
 		Short: "Show the current or last run: status, iteration, task, totals",
 		Args:  args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Remote != "" {
+				return runRemoteStatus(cmd.Context(), opts)
 			}
 			return runStatus(opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print state.json")
+	cmd.Flags().StringVar(&opts.Remote, "remote", "", "the workers on the remote `NAME` (default: worker.remote): which task is claimed by whom, lease left, done, failed")
+	cmd.Flags().Lookup("remote").NoOptDefVal = " "
 	return cmd
 }
 

@@ -58,6 +58,8 @@ type Config struct {
 	// Sandbox is the [sandbox] section: what confines the agents,
 	// reviewers and gates.
 	Sandbox Sandbox `toml:"sandbox"`
+	// Worker is the [worker] section: many workers on one plan.
+	Worker Worker `toml:"worker"`
 }
 
 // Sandbox is the [sandbox] section. Agents, reviewers and gates run in a
@@ -239,5 +241,6 @@ func Defaults() Config {
 		Guard:   "warn",
 		Review:  Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
 		Sandbox: Sandbox{Mode: "auto", Network: true},
+		Worker:  Worker{Remote: "origin", Lease: Duration(DefaultLease)},
 	}
 }

@@ -76,6 +76,9 @@ var layerValues = map[string][3]string{
 	"sandbox.deny":        {"~/x", "~/y,/z", ".env"},
 	"sandbox.network":     {"false", "true", "false"},
 	"sandbox.env":         {"A", "B,C*", "D"},
+	"worker.remote":       {"up", "down", "side"},
+	"worker.lease":        {"1m", "2m", "3m"},
+	"worker.id":           {"w1", "w2", "w3"},
 
 	"notify.events":           {"started", "task_done,completed", "stopped"},
 	"notify.timeout":          {"1s", "2s", "3s"},

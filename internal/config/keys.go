@@ -194,7 +194,7 @@ func fields() []field {
 			doc:   "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
 			check: func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
 			flag:  runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
-	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields())...)
+	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields(), workerFields())...)
 }
 
 // sandboxFields are the keys of the [sandbox] section.

@@ -23,6 +23,9 @@ const (
 	// or the end-of-run review phase reports.
 	EventReview   EventKind = "review"
 	EventRunEnded EventKind = "run_ended"
+	// EventWorker: a --worker claimed a task, landed its result, lost or
+	// gave back a claim, or waits for other workers (Message says which).
+	EventWorker EventKind = "worker"
 )
 
 // TaskRef names a task in events.
@@ -41,6 +44,9 @@ type Event struct {
 	// Worker is the parallel worker (1..--parallel) whose task the event
 	// is about; 0 for the run as a whole and for runs without --parallel.
 	Worker int `json:"worker,omitempty"`
+	// WorkerID names the --worker process the event comes from, one of
+	// many on one plan; "" without --worker.
+	WorkerID string `json:"worker_id,omitempty"`
 	// MaxIterations is the bound the run started with.
 	MaxIterations int      `json:"max_iterations,omitempty"`
 	Task          *TaskRef `json:"task,omitempty"`

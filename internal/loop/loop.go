@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/completion"
@@ -24,7 +25,10 @@ type Options struct {
 	MaxIterations int
 	MaxAttempts   int
 	// Once stops after one iteration.
-	Once        bool
+	Once bool
+	// Only, when set, is the one task the run works on (--task): the run
+	// ends when it is done or failed, whatever the rest of the plan holds.
+	Only        string
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 	Grace       time.Duration
@@ -216,11 +220,15 @@ func (r *runner) emit(e Event) {
 }
 
 func (r *runner) run(ctx context.Context) error {
+	if r.opts.Only != "" {
+		r.doneMsg = "task " + r.opts.Only + " done"
+	}
 	if err := r.start(ctx); err != nil {
 		return err
 	}
 	err := r.iterate(ctx)
-	if err == nil {
+	if err == nil && r.opts.Only == "" {
+		// One task of many is no run to review as a whole.
 		err = r.endReview(ctx, r.iterate)
 	}
 	return r.finish(err)
@@ -363,13 +371,16 @@ func (r *runner) afterOnce(it iteration) error {
 // says have failed.
 func (r *runner) next() (task.Task, bool) {
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
-		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID]
+		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || (r.opts.Only != "" && t.ID != r.opts.Only)
 	})
 }
 
 // noneLeft decides how a run with nothing to pick ends.
 func (r *runner) noneLeft() error {
 	p := r.deps.Plan.Plan()
+	if r.opts.Only != "" {
+		return r.onlyLeft(p)
+	}
 	if p.Open() == 0 {
 		return nil
 	}
@@ -454,4 +465,28 @@ func (r *runner) sandboxNote() string {
 		return ""
 	}
 	return ", sandbox " + r.opts.Sandbox.Kind
+}
+
+// onlyLeft decides how a --task run with nothing to pick ends: its task
+// done is success, failed is stuck (exit 4), and a task that cannot start
+// says why.
+func (r *runner) onlyLeft(p *task.Plan) error {
+	t, ok := p.Task(r.opts.Only)
+	switch {
+	case !ok:
+		return fmt.Errorf("--task %s: no such task in %s", r.opts.Only, p.Path)
+	case t.Status == task.StatusDone:
+		return nil
+	case t.Status == task.StatusFailed || r.st.Tasks[t.ID].Failed:
+		return fmt.Errorf("%w: task %s failed; fix the cause and run `ralph tasks reset %s`", ErrStuck, t.ID, t.ID)
+	case r.skipped[t.ID]:
+		return fmt.Errorf("%w: task %s skipped", ErrLimit, t.ID)
+	}
+	var waiting []string
+	for _, d := range t.DependsOn {
+		if dt, ok := p.Task(d); !ok || dt.Status != task.StatusDone {
+			waiting = append(waiting, d)
+		}
+	}
+	return fmt.Errorf("%w: task %s waits on %s, not done yet", ErrStuck, t.ID, strings.Join(waiting, ", "))
 }

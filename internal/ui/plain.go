@@ -87,6 +87,8 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "%s\n", p.color(ansiYellow, "▶ resumed"))
 	case loop.EventTaskSkipped:
 		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "↷ skipped"), e.Task.ID, e.Message)
+	case loop.EventWorker:
+		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
 	case loop.EventRunEnded:
 		t := e.Totals
 		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · $%.4f\n",

@@ -424,6 +424,9 @@ func (m *model) apply(e loop.Event) {
 			}
 		}
 		m.add(actInfo, fmt.Sprintf("run %s: %s", e.Status, e.Message))
+	case loop.EventWorker:
+		// --worker writes lines, never the TUI; shown if one comes.
+		m.add(actInfo, e.Message)
 	}
 }
 
