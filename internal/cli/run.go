@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,8 @@ type runOptions struct {
 	Dry   bool
 	NoTUI bool
 	JSON  bool
+	// PRFeedback is the pull request whose feedback is the plan.
+	PRFeedback int
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet
@@ -83,6 +86,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	fl.IntVar(&opts.PRFeedback, "pr-feedback", 0, "make pull request `N`'s failing checks and review comments the plan; fix, push, answer, until green")
 	return cmd
 }
 
@@ -146,11 +150,22 @@ func runConfig(opts *runOptions, dir string) (config.Config, error) {
 }
 
 func runRun(ctx context.Context, opts *runOptions) error {
+	if opts.PRFeedback != 0 {
+		if opts.PRFeedback < 0 || opts.Plan != "" {
+			return usageError(errors.New("--pr-feedback N takes a pull request number and no PLAN"))
+		}
+		return prFeedback(ctx, opts)
+	}
 	dir, err := opts.f.ProjectDir()
 	if err != nil {
 		return err
 	}
 	cfg, err := runConfig(opts, dir)
+	if err != nil {
+		return err
+	}
+	// A github: plan is fetched into its snapshot, which is the plan.
+	gh, offline, err := syncTrackerPlan(ctx, opts.f, dir, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -250,7 +265,24 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}
+	if offline != "" {
+		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
+	}
+	if gh != nil {
+		wb := newWriteBack(ctx, gh, store, lopts.RunID, deps.Emit)
+		wb.reconcile(plan.Plan())
+		deps.Emit = wb.handle
+	}
 	err = pre.run(ctx, lopts, deps)
+	if cfg.GitHub.PR && (err == nil || errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
+		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, gh)
+		if perr != nil {
+			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "pull request: " + perr.Error()})
+			err = cmp.Or(err, perr)
+		} else {
+			defer printPR(opts.f, res)
+		}
+	}
 	life.detach()
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
@@ -290,6 +322,13 @@ func chooseRenderer(opts *runOptions, v runView) (ui.Renderer, error) {
 // openPlan finds and loads the plan.
 func openPlan(dir, configured string) (*task.File, error) {
 	path := configured
+	if isTrackerPlan(path) {
+		p, err := trackerPlanFile(dir, path)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
 	if path == "" {
 		p, err := task.Discover(dir)
 		if err != nil {

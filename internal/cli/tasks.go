@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -34,6 +36,9 @@ type tasksOptions struct {
 	Criteria    []string
 	Priority    int
 	DependsOn   []string
+	// flags are the persistent flags; the changed ones that are config
+	// keys (a github: plan's query) override the config.
+	flags *pflag.FlagSet
 }
 
 const tasksLong = `Show and edit the plan's tasks from the shell, in any plan format.
@@ -83,6 +88,8 @@ func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&opts.Plan, "plan", "", "the plan `FILE`, as the PLAN argument (default: the tasks key of ralph.toml, then discovery)")
 	pf.BoolVar(&opts.JSON, "json", false, "print JSON")
+	addKeyFlags(pf, "tasks")
+	opts.flags = pf
 
 	add := &cobra.Command{
 		Use:   "add TITLE [PLAN]",
@@ -230,12 +237,24 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if configured == "" {
+	if configured == "" || isTrackerPlan(configured) {
 		cfg, err := opts.f.Config(dir)
 		if err != nil {
 			return nil, err
 		}
-		configured = cfg.Tasks
+		if err := applyKeyFlags(&cfg, opts.flags, "tasks"); err != nil {
+			return nil, err
+		}
+		if configured == "" {
+			configured = cfg.Tasks
+		}
+		cfg.Tasks = configured
+		// A github: plan is fetched into its snapshot first.
+		if _, warn, err := syncTrackerPlan(context.Background(), opts.f, dir, cfg, nil); err != nil {
+			return nil, err
+		} else if warn != "" {
+			fmt.Fprintln(opts.f.IO.ErrOut, "warning:", warn)
+		}
 	}
 	file, err := openPlan(dir, configured)
 	if err != nil {

@@ -22,7 +22,8 @@ import (
 // A task the snapshot already says is done stays done: the run finished
 // it and the tracker may not have heard yet. A dependency on an item the
 // query does not return is dropped (it is closed, or not ralph's work).
-// The new plan is validated before it is written (a dependency cycle
+// A source with a Branch() method names the plan's branch (branchName),
+// which the run checks out. The new plan is validated before it is written (a dependency cycle
 // across issues is an error naming them) and nothing is written when it
 // is invalid or unchanged.
 //
@@ -53,6 +54,9 @@ func Sync(ctx context.Context, src Source, path string) (warning string, err err
 		ids[t.ID] = true
 	}
 	plan := &task.Plan{Name: src.Name(), Tasks: make([]task.Task, 0, len(tasks))}
+	if b, ok := src.(interface{ Branch() string }); ok {
+		plan.Branch = b.Branch()
+	}
 	for _, t := range tasks {
 		if done[t.ID] {
 			t.Status = task.StatusDone

@@ -71,6 +71,8 @@ type Receipt struct {
 	Verdict string
 	// LastError is the last failed iteration's error.
 	LastError string
+	// RunID is the run that finished the task.
+	RunID string
 }
 
 // ReceiptOf adds up the history lines of task id (every run's).
@@ -91,6 +93,7 @@ func ReceiptOf(history []state.Record, id string) Receipt {
 			r.LastError = rec.Error
 		}
 		if rec.Outcome == state.OutcomeTaskDone {
+			r.RunID = rec.RunID
 			r.Gates = state.GatesLine(rec.Gates)
 			r.Guard, r.Review, r.Verdict = "", "", ""
 			if rec.Guard != nil {

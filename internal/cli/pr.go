@@ -1,0 +1,343 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/tracker"
+	ghtracker "github.com/ralph-loop/ralph/internal/tracker/github"
+	"github.com/ralph-loop/ralph/internal/vcs"
+)
+
+type prOptions struct {
+	f *Factory
+}
+
+const prLong = `Push the run branch and open, or update, its one pull request.
+
+The branch goes to github.remote (origin) without force: when someone
+pushed to it meanwhile, the push is refused and nothing else happens. The
+pull request is found by its head branch, so running this again edits it
+instead of opening another. Its body lists every task of the plan with
+its commit, receipt (iterations, time, tokens, cost), gates and review
+verdict, and "Closes #N" for each done issue of a github: plan. It is a
+draft while tasks remain open or failed.
+
+The repository is the github: plan's, else github.repo, else the one the
+remote's URL names. The token is GITHUB_TOKEN, GH_TOKEN or gh auth token.`
+
+func newCmdPR(f *Factory, runF func(*prOptions) error) *cobra.Command {
+	opts := &prOptions{f: f}
+	return &cobra.Command{
+		Use:   "pr",
+		Short: "Push the run branch and open or update its pull request",
+		Long:  prLong,
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPR(cmd.Context(), opts)
+		},
+	}
+}
+
+func runPR(ctx context.Context, opts *prOptions) error {
+	dir, err := opts.f.ProjectDir()
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.f.Config(dir)
+	if err != nil {
+		return err
+	}
+	plan, err := openPlan(dir, cfg.Tasks)
+	if err != nil {
+		return err
+	}
+	store, err := state.Open(dir)
+	if err != nil {
+		return err
+	}
+	res, err := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, nil)
+	if err != nil {
+		return err
+	}
+	printPR(opts.f, res)
+	return nil
+}
+
+func printPR(f *Factory, res ghtracker.PullResult) {
+	verb, draft := "updated", ""
+	if res.Created {
+		verb = "opened"
+	}
+	if res.Draft {
+		draft = " (draft: tasks remain)"
+	}
+	fmt.Fprintf(f.IO.Out, "pull request #%d %s: %s%s\n", res.Number, verb, res.URL, draft)
+}
+
+// prRepo is OWNER/REPO of the pull request: the github: plan's, else
+// github.repo, else what the remote's URL names.
+func prRepo(ctx context.Context, cfg config.Config, git *vcs.Git) (string, error) {
+	if isTrackerPlan(cfg.Tasks) {
+		return strings.TrimPrefix(cfg.Tasks, trackerPrefix), nil
+	}
+	if cfg.GitHub.Repo != "" {
+		return cfg.GitHub.Repo, nil
+	}
+	url, err := git.RemoteURL(ctx, cfg.GitHub.Remote)
+	if err != nil {
+		return "", err
+	}
+	if m := remoteRepo.FindStringSubmatch(url); m != nil {
+		return m[1] + "/" + m[2], nil
+	}
+	return "", fmt.Errorf("remote %s (%s) names no GitHub repository: set github.repo = \"OWNER/REPO\" in ralph.toml", cfg.GitHub.Remote, url)
+}
+
+// remoteRepo reads OWNER/REPO from git@HOST:OWNER/REPO.git and
+// https://HOST/OWNER/REPO(.git).
+var remoteRepo = regexp.MustCompile(`^(?:[a-z+]+://[^/]+/|[^@/]+@[^:]+:)([^/]+)/([^/]+?)(?:\.git)?/?$`)
+
+// publishPR pushes the current branch and opens or updates its pull
+// request. gh is the client to use; nil connects to the repository
+// prRepo names. Nothing is opened when the push fails.
+func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.Plan, store *state.Store,
+	gh *ghtracker.Client) (ghtracker.PullResult, error) {
+	git, err := vcs.Open(ctx, dir, f.Environ())
+	if err != nil {
+		return ghtracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
+	}
+	branch, err := git.Branch(ctx)
+	if err != nil {
+		return ghtracker.PullResult{}, err
+	}
+	if gh == nil {
+		repo, err := prRepo(ctx, cfg, git)
+		if err != nil {
+			return ghtracker.PullResult{}, err
+		}
+		if gh, err = newGitHub(ctx, f, dir, cfg, repo, nil); err != nil {
+			return ghtracker.PullResult{}, err
+		}
+	}
+	if branch == cfg.GitHub.Base {
+		return ghtracker.PullResult{}, fmt.Errorf("on %s, the pull request's base: a pull request needs the run's own branch", branch)
+	}
+	if err := git.Push(ctx, cfg.GitHub.Remote, branch); err != nil {
+		return ghtracker.PullResult{}, err
+	}
+	history, err := store.History()
+	if err != nil {
+		return ghtracker.PullResult{}, err
+	}
+	st, err := store.LoadState()
+	if err != nil {
+		return ghtracker.PullResult{}, err
+	}
+	body, open := prBody(plan, history, st, isTrackerPlan(cfg.Tasks))
+	name := plan.Name
+	if name == "" {
+		name = branch
+	}
+	title := fmt.Sprintf("ralph: %s", name)
+	return gh.OpenOrUpdate(ctx, ghtracker.PullRequest{Head: branch, Base: cfg.GitHub.Base, Title: title, Body: body, Draft: open > 0})
+}
+
+// prBody lists every task with its commit, receipt, gates and review
+// verdict, and closes the done issues of a GitHub plan. open counts the
+// tasks not done (open or failed).
+func prBody(plan *task.Plan, history []state.Record, st state.State, issues bool) (body string, open int) {
+	var b, closes strings.Builder
+	done, failed := 0, 0
+	b.WriteString("| Task | Status | Commit | Receipt | Gates | Review |\n|---|---|---|---|---|---|\n")
+	for _, t := range plan.Tasks {
+		r := tracker.ReceiptOf(history, t.ID)
+		status := "open"
+		switch {
+		case t.Status == task.StatusDone:
+			status = "✅ done"
+			done++
+			if issues && strings.HasPrefix(t.ID, "#") {
+				fmt.Fprintf(&closes, "Closes %s\n", t.ID)
+			}
+		case t.Status == task.StatusFailed || st.Tasks[t.ID].Failed:
+			status = "❌ failed"
+			failed++
+		}
+		commit := ""
+		if n := len(r.Commits); n > 0 {
+			commit = tracker.ShortCommit(r.Commits[n-1])
+		}
+		receipt := ""
+		if r.Iterations > 0 {
+			receipt = r.Line()
+		}
+		fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", cell(t.ID), cell(t.Title), status, commit, receipt, cell(r.Gates), cell(r.Review))
+	}
+	open = len(plan.Tasks) - done
+	head := fmt.Sprintf("ralph: %d of %d tasks done", done, len(plan.Tasks))
+	if failed > 0 {
+		head += fmt.Sprintf(", %d failed", failed)
+	}
+	out := head + ".\n\n" + b.String()
+	if closes.Len() > 0 {
+		out += "\n" + closes.String()
+	}
+	return out, open
+}
+
+// cell makes text safe in a markdown table cell.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// prFeedback is `ralph run --pr-feedback N`: rounds of reading the pull
+// request's failing checks and unanswered review comments as tasks,
+// running the loop on them, pushing, and answering each comment with the
+// commit that addressed it, until the checks are green and no comment is
+// left, or a limit stops the loop.
+func prFeedback(ctx context.Context, opts *runOptions) error {
+	dir, err := opts.f.ProjectDir()
+	if err != nil {
+		return err
+	}
+	cfg, err := runConfig(opts, dir)
+	if err != nil {
+		return err
+	}
+	git, err := vcs.Open(ctx, dir, opts.f.Environ())
+	if err != nil {
+		return fmt.Errorf("--pr-feedback needs a git repository: %w", err)
+	}
+	repo, err := prRepo(ctx, cfg, git)
+	if err != nil {
+		return err
+	}
+	gh, err := newGitHub(ctx, opts.f, dir, cfg, repo, nil)
+	if err != nil {
+		return err
+	}
+	// Checks can take a while to finish; poll, within max-wait.
+	deadline := time.Now().Add(cfg.MaxWait.D())
+	path := snapshotPath(dir, trackerPrefix+repo)
+	path = strings.TrimSuffix(path, ".json") + fmt.Sprintf("-pr-%d.json", opts.PRFeedback)
+	for round := 1; ; round++ {
+		fb, err := gh.Feedback(ctx, opts.PRFeedback)
+		if err != nil {
+			return err
+		}
+		branch, err := git.Branch(ctx)
+		if err != nil {
+			return err
+		}
+		if branch != fb.Branch {
+			return fmt.Errorf("pull request #%d is branch %s; this is %s: check it out first", opts.PRFeedback, fb.Branch, branch)
+		}
+		tasks := ghtracker.FeedbackTasks(fb)
+		if len(tasks) == 0 {
+			if fb.Pending == 0 {
+				fmt.Fprintf(opts.f.IO.Out, "pull request #%d: checks green, no comment left\n", opts.PRFeedback)
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: pull request #%d: %d checks still running after max-wait", loop.ErrLimit, opts.PRFeedback, fb.Pending)
+			}
+			fmt.Fprintf(opts.f.IO.ErrOut, "pull request #%d: waiting for %d checks\n", opts.PRFeedback, fb.Pending)
+			if err := sleepCtx(ctx, 30*time.Second); err != nil {
+				return err
+			}
+			continue
+		}
+		if round > max(cfg.MaxIterations, 1) {
+			return fmt.Errorf("%w: pull request #%d still has feedback after %d rounds", loop.ErrLimit, opts.PRFeedback, round-1)
+		}
+		if _, err := tracker.Sync(ctx, staticSource{name: fmt.Sprintf("%s#%d", repo, opts.PRFeedback), tasks: tasks, branch: fb.Branch}, path); err != nil {
+			return err
+		}
+		round := *opts
+		round.Plan, round.PRFeedback = path, 0
+		runErr := runRun(ctx, &round)
+		if err := git.Push(ctx, cfg.GitHub.Remote, fb.Branch); err != nil {
+			return err
+		}
+		if err := replyToComments(ctx, gh, dir, opts.PRFeedback, path); err != nil {
+			return err
+		}
+		if runErr != nil {
+			return runErr
+		}
+	}
+}
+
+// replyToComments answers each review comment whose task is done with the
+// task's commit.
+func replyToComments(ctx context.Context, gh *ghtracker.Client, dir string, pr int, path string) error {
+	plan, err := task.Load(path)
+	if err != nil {
+		return err
+	}
+	store, err := state.Open(dir)
+	if err != nil {
+		return err
+	}
+	history, err := store.History()
+	if err != nil {
+		return err
+	}
+	for _, t := range plan.Plan().Tasks {
+		id, ok := strings.CutPrefix(t.ID, "comment-")
+		if !ok || t.Status != task.StatusDone {
+			continue
+		}
+		var n int64
+		if _, err := fmt.Sscan(id, &n); err != nil {
+			continue
+		}
+		commits := tracker.ReceiptOf(history, t.ID).Commits
+		commit := "the latest push"
+		if len(commits) > 0 {
+			commit = commits[len(commits)-1]
+		}
+		if err := gh.Reply(ctx, pr, n, commit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// staticSource is a fixed list of tasks as a tracker.Source.
+type staticSource struct {
+	name, branch string
+	tasks        []task.Task
+}
+
+func (s staticSource) Name() string                               { return s.name }
+func (s staticSource) Branch() string                             { return s.branch }
+func (s staticSource) Tasks(context.Context) ([]task.Task, error) { return s.tasks, nil }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
