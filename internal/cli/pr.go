@@ -19,10 +19,15 @@ import (
 )
 
 type prOptions struct {
-	f *Factory
+	f    *Factory
+	Plan string
 }
 
 const prLong = `Push the run branch and open, or update, its one pull request.
+
+PLAN is the plan the run worked on (default: the tasks key of ralph.toml,
+then discovery); a github:OWNER/REPO plan is read from its snapshot in
+.ralph/, without asking GitHub for the issues again.
 
 The branch goes to github.remote (origin) without force: when someone
 pushed to it meanwhile, the push is refused and nothing else happens. The
@@ -38,11 +43,14 @@ remote's URL names. The token is GITHUB_TOKEN, GH_TOKEN or gh auth token.`
 func newCmdPR(f *Factory, runF func(*prOptions) error) *cobra.Command {
 	opts := &prOptions{f: f}
 	return &cobra.Command{
-		Use:   "pr",
+		Use:   "pr [PLAN]",
 		Short: "Push the run branch and open or update its pull request",
 		Long:  prLong,
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 1 {
+				opts.Plan = a[0]
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -59,6 +67,9 @@ func runPR(ctx context.Context, opts *prOptions) error {
 	cfg, err := opts.f.Config(dir)
 	if err != nil {
 		return err
+	}
+	if opts.Plan != "" {
+		cfg.Tasks = opts.Plan
 	}
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
