@@ -143,6 +143,9 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 			return ghtracker.PullResult{}, err
 		}
 	}
+	if err := gh.CheckWrite(ctx); err != nil {
+		return ghtracker.PullResult{}, err
+	}
 	if branch == cfg.GitHub.Base {
 		return ghtracker.PullResult{}, fmt.Errorf("on %s, the pull request's base: a pull request needs the run's own branch", branch)
 	}

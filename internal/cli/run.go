@@ -206,6 +206,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box)
 	}
 
+	if gh != nil && offline == "" {
+		// Write-back needs write access: a token without it stops the run
+		// here, before any work, not at the first write-back.
+		if err := gh.CheckWrite(ctx); err != nil {
+			return err
+		}
+	}
 	store, release, err := state.OpenLocked(dir)
 	if err != nil {
 		return err

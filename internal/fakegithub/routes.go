@@ -41,7 +41,7 @@ func (s *Server) route(req *http.Request, scopes []string) response {
 	switch {
 	case len(rest) == 0 && m == "GET":
 		return okResp(map[string]any{"full_name": r.Owner + "/" + r.Name, "default_branch": r.DefaultBranch,
-			"permissions": map[string]bool{"pull": true, "push": slices.Contains(scopes, "repo")}})
+			"permissions": map[string]bool{"pull": true, "push": true}})
 	case len(rest) == 1 && rest[0] == "issues" && m == "GET":
 		return s.listIssues(req, r)
 	case len(rest) == 2 && rest[0] == "issues" && m == "GET":

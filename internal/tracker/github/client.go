@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -248,3 +249,59 @@ type redacted struct {
 
 func (r *redacted) Error() string { return r.msg }
 func (r *redacted) Unwrap() error { return r.err }
+
+// Access is what the token may do in the repository.
+type Access struct {
+	// Push: the token may write (labels, comments, pull requests).
+	Push bool
+	// Scopes are a classic token's OAuth scopes, as GitHub lists them;
+	// empty for fine-grained tokens, which have none.
+	Scopes string
+	// DefaultBranch is the repository's.
+	DefaultBranch string
+}
+
+// Access reads the repository to learn what the token may do there. It
+// changes nothing.
+func (c *Client) Access(ctx context.Context) (Access, error) {
+	var a Access
+	err := c.call(ctx, "reading repository "+c.Repo(), func(ctx context.Context) (*gh.Response, error) {
+		repo, r, err := c.gh.Repositories.Get(ctx, c.owner, c.name)
+		if err != nil {
+			return r, err
+		}
+		// The permissions are the user's; a classic token's scopes can
+		// narrow them (a fine-grained token has no scopes header).
+		p := repo.GetPermissions()
+		a.Push = p.GetPush() || p.GetAdmin() || p.GetMaintain()
+		a.DefaultBranch = repo.GetDefaultBranch()
+		if h, ok := r.Header["X-Oauth-Scopes"]; ok {
+			a.Scopes = strings.Join(h, ", ")
+			var scopes []string
+			for _, s := range strings.Split(a.Scopes, ",") {
+				scopes = append(scopes, strings.TrimSpace(s))
+			}
+			a.Push = a.Push && (slices.Contains(scopes, "repo") || !repo.GetPrivate() && slices.Contains(scopes, "public_repo"))
+		}
+		return r, nil
+	})
+	return a, err
+}
+
+// CheckWrite returns an error when the token may not write to the
+// repository, before anything is written: a run that cannot write back
+// stops before it starts, not halfway.
+func (c *Client) CheckWrite(ctx context.Context) error {
+	a, err := c.Access(ctx)
+	if err != nil {
+		return err
+	}
+	if !a.Push {
+		scopes := ""
+		if a.Scopes != "" {
+			scopes = fmt.Sprintf(" (its scopes: %s)", a.Scopes)
+		}
+		return c.permanent(fmt.Errorf("the token cannot write to %s%s: labels, comments and pull requests need the repo scope, or a fine-grained token with issues and pull requests write access", c.Repo(), scopes))
+	}
+	return nil
+}
