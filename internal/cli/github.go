@@ -50,6 +50,9 @@ func newGitHub(ctx context.Context, f *Factory, dir string, cfg config.Config, r
 	if _, _, err := ghtracker.ParseRepo(repo); err != nil {
 		return nil, usageError(err)
 	}
+	if waiting == nil {
+		waiting = waitNotice(f)
+	}
 	token, _ := ghtracker.Token(ctx, f.Environ(), dir)
 	if token == "" {
 		return nil, fmt.Errorf("%s: no GitHub token: set GITHUB_TOKEN or GH_TOKEN, or log in with gh auth login", repo)
@@ -62,17 +65,24 @@ func newGitHub(ctx context.Context, f *Factory, dir string, cfg config.Config, r
 // syncTrackerPlan fetches the issues of a github: plan into its snapshot
 // and returns the tracker, and a warning when the snapshot stood in for
 // an unreachable GitHub. It does nothing for a plan file.
-func syncTrackerPlan(ctx context.Context, f *Factory, dir string, cfg config.Config,
-	waiting func(time.Time, string)) (*ghtracker.Client, string, error) {
+func syncTrackerPlan(ctx context.Context, f *Factory, dir string, cfg config.Config) (*ghtracker.Client, string, error) {
 	if !isTrackerPlan(cfg.Tasks) {
 		return nil, "", nil
 	}
-	gh, err := newGitHub(ctx, f, dir, cfg, cfg.Tasks, waiting)
+	gh, err := newGitHub(ctx, f, dir, cfg, cfg.Tasks, waitNotice(f))
 	if err != nil {
 		return nil, "", err
 	}
 	warn, err := tracker.Sync(ctx, branchSource{gh, githubBranch}, snapshotPath(dir, cfg.Tasks))
 	return gh, warn, err
+}
+
+// waitNotice tells stderr of a rate-limit wait, before a run's renderer
+// is up (a run's waits are EventWaiting, as an agent's usage limit).
+func waitNotice(f *Factory) func(time.Time, string) {
+	return func(until time.Time, why string) {
+		fmt.Fprintf(f.IO.ErrOut, "ralph: %s: waiting until %s\n", why, until.Local().Format(time.TimeOnly))
+	}
 }
 
 // branchSource names the branch the snapshot's plan works on (its

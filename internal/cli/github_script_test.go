@@ -67,6 +67,7 @@ type ghFake struct {
 //	ghfake failcheck BRANCH NAME LOGFILE   a failing check on the branch's head
 //	ghfake review PR PATH LINE TEXT        a review comment
 //	ghfake secondary N SECONDS            the next N requests hit a secondary limit
+//	ghfake secondary-writes N SECONDS     the next N writes hit a secondary limit
 //	ghfake dump                       the fake's state, stable, on stdout
 //	ghfake leaked                     fail when the token was written anywhere in $WORK
 func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -141,6 +142,12 @@ func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
 		secs, err := strconv.Atoi(args[2])
 		ts.Check(err)
 		f.srv.SecondaryLimit(n, time.Duration(secs)*time.Second)
+	case "secondary-writes":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		secs, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		f.srv.SecondaryLimitWrites(n, time.Duration(secs)*time.Second)
 	case "dump":
 		_, _ = ts.Stdout().Write([]byte(f.dump()))
 	case "leaked":

@@ -165,7 +165,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	// A github: plan is fetched into its snapshot, which is the plan.
-	gh, offline, err := syncTrackerPlan(ctx, opts.f, dir, cfg, nil)
+	gh, offline, err := syncTrackerPlan(ctx, opts.f, dir, cfg)
 	if err != nil {
 		return err
 	}
@@ -276,6 +276,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
 	}
 	if gh != nil {
+		emit := deps.Emit
+		// GitHub's rate limits are waited out like an agent's usage limit.
+		gh.OnWait(func(until time.Time, why string) {
+			emit(loop.Event{Kind: loop.EventWaiting, Time: time.Now(), Until: &until, Message: why})
+		})
 		wb := newWriteBack(ctx, gh, store, lopts.RunID, deps.Emit)
 		wb.reconcile(plan.Plan())
 		deps.Emit = wb.handle

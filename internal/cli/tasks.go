@@ -250,7 +250,7 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 		}
 		cfg.Tasks = configured
 		// A github: plan is fetched into its snapshot first.
-		if _, warn, err := syncTrackerPlan(context.Background(), opts.f, dir, cfg, nil); err != nil {
+		if _, warn, err := syncTrackerPlan(context.Background(), opts.f, dir, cfg); err != nil {
 			return nil, err
 		} else if warn != "" {
 			fmt.Fprintln(opts.f.IO.ErrOut, "warning:", warn)

@@ -39,6 +39,7 @@ type Server struct {
 	reset            time.Time
 	window           time.Duration
 	secondary        int // next requests answered with a secondary limit
+	secondaryWrites  int // next writes answered so
 	retryAfter       time.Duration
 	requests         []Request
 	// HeadSHA, when set, gives a branch's head commit for pull requests.
@@ -243,6 +244,15 @@ func (s *Server) SecondaryLimit(n int, after time.Duration) {
 	s.secondary, s.retryAfter = n, after
 }
 
+// SecondaryLimitWrites answers the next n writes (not GET) with a
+// secondary rate limit (403, Retry-After: after), as GitHub does to
+// clients that create content too fast.
+func (s *Server) SecondaryLimitWrites(n int, after time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secondaryWrites, s.retryAfter = n, after
+}
+
 // ExhaustRateLimit leaves remaining requests in the current window.
 func (s *Server) ExhaustRateLimit(remaining int) {
 	s.mu.Lock()
@@ -316,8 +326,12 @@ func (s *Server) serveLocked(w http.ResponseWriter, req *http.Request) int {
 		return writeJSON(w, req, 401, map[string]string{"message": "Bad credentials"})
 	}
 	h.Set("X-OAuth-Scopes", strings.Join(scopes, ", "))
-	if s.secondary > 0 {
-		s.secondary--
+	if s.secondary > 0 || s.secondaryWrites > 0 && req.Method != http.MethodGet {
+		if s.secondary > 0 {
+			s.secondary--
+		} else {
+			s.secondaryWrites--
+		}
 		setRate()
 		h.Set("Retry-After", strconv.Itoa(int(s.retryAfter/time.Second)))
 		return writeJSON(w, req, 403, map[string]string{"message": "You have exceeded a secondary rate limit.",

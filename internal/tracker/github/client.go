@@ -102,6 +102,14 @@ func New(opts Options) (*Client, error) {
 	return &Client{opts: opts, owner: owner, name: name, gh: c, labels: map[int][]string{}}, nil
 }
 
+// OnWait sets who hears of rate-limit waits (Options.Waiting), for a
+// client made before its listener was.
+func (c *Client) OnWait(f func(until time.Time, why string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.Waiting = f
+}
+
 // Name is the plan as the user writes it.
 func (c *Client) Name() string { return "github:" + c.owner + "/" + c.name }
 
@@ -153,8 +161,11 @@ func (c *Client) call(ctx context.Context, what string, fn func(ctx context.Cont
 			return c.redact(fmt.Errorf("%s: %s until %s, longer than max-wait %s", what, why,
 				until.UTC().Format(time.RFC3339), c.opts.MaxWait))
 		}
-		if c.opts.Waiting != nil {
-			c.opts.Waiting(until, "GitHub "+why)
+		c.mu.Lock()
+		waiting := c.opts.Waiting
+		c.mu.Unlock()
+		if waiting != nil {
+			waiting(until, "GitHub "+why)
 		}
 		if err := c.opts.Sleep(ctx, d); err != nil {
 			return err
@@ -175,7 +186,7 @@ func (c *Client) rateLimited(err error) (until time.Time, why string, ok bool) {
 	var secondary *gh.AbuseRateLimitError
 	if errors.As(err, &secondary) {
 		d := time.Minute
-		if secondary.RetryAfter != nil && *secondary.RetryAfter > 0 {
+		if secondary.RetryAfter != nil && *secondary.RetryAfter >= 0 {
 			d = *secondary.RetryAfter
 		}
 		return c.opts.Now().Add(d), "secondary rate limit", true
