@@ -51,8 +51,13 @@ Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
 
-Every flag but --once, --dry-run, --no-tui and --json is also a key of
-ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+Every flag but --once, --dry-run, --no-tui, --json and --pr-feedback is also
+a key of ralph.toml and an environment variable RALPH_<KEY>
+(RALPH_MAX_ITERATIONS).
+
+PLAN may be github:OWNER/REPO: the repository's open issues labelled ralph
+(--label, --milestone, --assignee) are the plan, written back to as the
+run goes; --pr ends the run at a pull request.
 
 Exit codes:
   0    all tasks done
