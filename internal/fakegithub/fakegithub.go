@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -344,9 +345,7 @@ func (s *Server) serveLocked(w http.ResponseWriter, req *http.Request) int {
 	resp := s.route(req, scopes)
 	s.remaining--
 	setRate()
-	for k, v := range resp.header {
-		h[k] = v
-	}
+	maps.Copy(h, resp.header)
 	if resp.status == http.StatusFound || resp.status == http.StatusNoContent {
 		w.WriteHeader(resp.status)
 		return resp.status

@@ -289,7 +289,7 @@ func (c *Client) Access(ctx context.Context) (Access, error) {
 		if h, ok := r.Header["X-Oauth-Scopes"]; ok {
 			a.Scopes = strings.Join(h, ", ")
 			var scopes []string
-			for _, s := range strings.Split(a.Scopes, ",") {
+			for s := range strings.SplitSeq(a.Scopes, ",") {
 				scopes = append(scopes, strings.TrimSpace(s))
 			}
 			a.Push = a.Push && (slices.Contains(scopes, "repo") || !repo.GetPrivate() && slices.Contains(scopes, "public_repo"))

@@ -68,7 +68,7 @@ func (c *Client) Feedback(ctx context.Context, n int) (Feedback, error) {
 		return Feedback{}, err
 	}
 	fb := Feedback{Number: n, Branch: pr.GetHead().GetRef(), HeadSHA: pr.GetHead().GetSHA()}
-	opts := &gh.ListCheckRunsOptions{Filter: gh.Ptr("latest"), ListOptions: gh.ListOptions{PerPage: 100}}
+	opts := &gh.ListCheckRunsOptions{Filter: new("latest"), ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		var res *gh.ListCheckRunsResults
 		var resp *gh.Response

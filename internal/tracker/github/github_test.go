@@ -84,7 +84,7 @@ func TestIssuesBecomeTasks(t *testing.T) {
 	f.srv.AddIssue(f.repo, "Not ours", "", "bug")
 	f.srv.AddIssue(f.repo, "  Login\n page ", body, "ralph", "priority:high", "ralph:done")
 	c := f.client(t)
-	tasks, err := c.Tasks(context.Background())
+	tasks, err := c.Tasks(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestConditionalRequests(t *testing.T) {
 	f.srv.AddIssue(f.repo, "One", "", "ralph")
 	c := f.client(t)
 	for range 2 {
-		if _, err := c.Tasks(context.Background()); err != nil {
+		if _, err := c.Tasks(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +113,7 @@ func TestConditionalRequests(t *testing.T) {
 	dir := t.TempDir()
 	for range 2 {
 		c := f.client(t, func(o *github.Options) { o.CacheDir = dir })
-		if _, err := c.Tasks(context.Background()); err != nil {
+		if _, err := c.Tasks(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func TestConditionalRequests(t *testing.T) {
 func TestWriteBackIsIdempotent(t *testing.T) {
 	f := newFixture(t)
 	n := f.srv.AddIssue(f.repo, "One", "", "ralph")
-	ctx := context.Background()
+	ctx := t.Context()
 	c := f.client(t)
 	tasks, err := c.Tasks(ctx)
 	if err != nil {
@@ -193,11 +193,11 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 		o.Waiting = func(until time.Time, why string) { waits = append(waits, why) }
 	})
 	f.srv.SecondaryLimit(1, 30*time.Second)
-	if _, err := c.Tasks(context.Background()); err != nil {
+	if _, err := c.Tasks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	f.srv.ExhaustRateLimit(0)
-	if _, err := c.Tasks(context.Background()); err != nil {
+	if _, err := c.Tasks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"GitHub secondary rate limit", "GitHub rate limit"}; !slices.Equal(waits, want) {
@@ -225,7 +225,7 @@ func TestRateLimitBeyondMaxWait(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t, func(o *github.Options) { o.MaxWait = time.Minute })
 	f.srv.ExhaustRateLimit(0)
-	_, err := c.Tasks(context.Background())
+	_, err := c.Tasks(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "longer than max-wait") {
 		t.Fatalf("err = %v, want a wait beyond max-wait", err)
 	}
@@ -233,7 +233,7 @@ func TestRateLimitBeyondMaxWait(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	f := newFixture(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := f.client(t, func(o *github.Options) { o.Repo = "acme/nope" }).Tasks(ctx)
 	if err == nil || !strings.Contains(err.Error(), "repository acme/nope not found") || !tracker.IsPermanent(err) {
 		t.Errorf("missing repository: %v", err)
@@ -268,7 +268,7 @@ func TestHugeAndOddBodies(t *testing.T) {
 	odd := "<details><summary>x</summary>\n\n- [ ] hidden?\n</details>\n\n~~~\nDepends on #5\n~~~\n| a | b |\n|---|---|\n\x00\u202e"
 	f.srv.AddIssue(f.repo, "Huge", huge, "ralph")
 	f.srv.AddIssue(f.repo, "Odd", odd, "ralph")
-	tasks, err := f.client(t).Tasks(context.Background())
+	tasks, err := f.client(t).Tasks(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestSnapshotKeepsWorkOffline(t *testing.T) {
 	f := newFixture(t)
 	f.srv.AddIssue(f.repo, "One", "", "ralph")
 	f.srv.AddIssue(f.repo, "Two", "Depends on #1", "ralph")
-	ctx := context.Background()
+	ctx := t.Context()
 	path := t.TempDir() + "/github.json"
 	c := f.client(t)
 	if warn, err := tracker.Sync(ctx, c, path); err != nil || warn != "" {
@@ -317,7 +317,7 @@ func TestSnapshotRefusesACycle(t *testing.T) {
 	f.srv.AddIssue(f.repo, "One", "Depends on #2", "ralph")
 	f.srv.AddIssue(f.repo, "Two", "Blocked by #1", "ralph")
 	path := t.TempDir() + "/github.json"
-	_, err := tracker.Sync(context.Background(), f.client(t), path)
+	_, err := tracker.Sync(t.Context(), f.client(t), path)
 	if err == nil || !strings.Contains(err.Error(), "#1") || !strings.Contains(err.Error(), "cycle") {
 		t.Fatalf("err = %v, want a cycle naming the issues", err)
 	}
@@ -336,7 +336,7 @@ func TestPullRequestOpenedOnceAndFeedback(t *testing.T) {
 	defer srv.Close()
 	repo := srv.AddRepo("acme", "app")
 	f := &fixture{srv: srv, repo: repo, clock: clk}
-	ctx := context.Background()
+	ctx := t.Context()
 	c := f.client(t)
 	pr := github.PullRequest{Head: "ralph/run", Title: "ralph: 2 tasks", Body: "Closes #1", Draft: true}
 	res, err := c.OpenOrUpdate(ctx, pr)
@@ -399,7 +399,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestErrorsNeverCarryTheToken(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t, func(o *github.Options) { o.BaseURL = "http://127.0.0.1:1/" + token + "/api/v3/" })
-	_, err := c.Tasks(context.Background())
+	_, err := c.Tasks(t.Context())
 	if err == nil {
 		t.Fatal("no error from an unreachable server")
 	}

@@ -109,7 +109,7 @@ func (c *Client) milestone(ctx context.Context) (string, error) {
 		if resp.NextPage == 0 {
 			return "", c.permanent(fmt.Errorf("milestone %q: no open milestone of %s has that title", m, c.Repo()))
 		}
-		opts.ListOptions.Page = resp.NextPage
+		opts.Page = resp.NextPage
 	}
 }
 
@@ -225,10 +225,10 @@ func criteria(body string) []string {
 	acLevel := 0
 	for line := range strings.SplitSeq(body, "\n") {
 		if m := fence.FindStringSubmatch(line); m != nil {
-			switch {
-			case inFence == "":
+			switch inFence {
+			case "":
 				inFence = m[1]
-			case inFence == m[1]:
+			case m[1]:
 				inFence = ""
 			}
 			continue
@@ -274,10 +274,10 @@ func dependencies(body string, self int) []string {
 	inFence := ""
 	for line := range strings.SplitSeq(body, "\n") {
 		if m := fence.FindStringSubmatch(line); m != nil {
-			switch {
-			case inFence == "":
+			switch inFence {
+			case "":
 				inFence = m[1]
-			case inFence == m[1]:
+			case m[1]:
 				inFence = ""
 			}
 			continue

@@ -42,7 +42,7 @@ func (c *Client) OpenOrUpdate(ctx context.Context, pr PullRequest) (PullResult, 
 		if existing.GetTitle() != pr.Title || existing.GetBody() != pr.Body {
 			err := c.call(ctx, what, func(ctx context.Context) (*gh.Response, error) {
 				_, r, err := c.gh.PullRequests.Edit(ctx, c.owner, c.name, existing.GetNumber(),
-					&gh.PullRequest{Title: gh.Ptr(pr.Title), Body: gh.Ptr(pr.Body)})
+					&gh.PullRequest{Title: new(pr.Title), Body: new(pr.Body)})
 				return r, err
 			})
 			if err != nil {
@@ -68,7 +68,7 @@ func (c *Client) OpenOrUpdate(ctx context.Context, pr PullRequest) (PullResult, 
 		var r *gh.Response
 		var err error
 		created, r, err = c.gh.PullRequests.Create(ctx, c.owner, c.name, &gh.NewPullRequest{
-			Title: gh.Ptr(pr.Title), Head: gh.Ptr(pr.Head), Base: gh.Ptr(base), Body: gh.Ptr(pr.Body), Draft: gh.Ptr(pr.Draft)})
+			Title: new(pr.Title), Head: new(pr.Head), Base: &base, Body: new(pr.Body), Draft: new(pr.Draft)})
 		return r, err
 	})
 	if err != nil {

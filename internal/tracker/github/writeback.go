@@ -116,14 +116,14 @@ func (c *Client) upsertComment(ctx context.Context, n int, body string) error {
 	switch {
 	case mine == nil:
 		return c.call(ctx, what, func(ctx context.Context) (*gh.Response, error) {
-			_, r, err := c.gh.Issues.CreateComment(ctx, c.owner, c.name, n, &gh.IssueComment{Body: gh.Ptr(body)})
+			_, r, err := c.gh.Issues.CreateComment(ctx, c.owner, c.name, n, &gh.IssueComment{Body: new(body)})
 			return r, err
 		})
 	case mine.GetBody() == body:
 		return nil
 	}
 	return c.call(ctx, what, func(ctx context.Context) (*gh.Response, error) {
-		_, r, err := c.gh.Issues.EditComment(ctx, c.owner, c.name, mine.GetID(), &gh.IssueComment{Body: gh.Ptr(body)})
+		_, r, err := c.gh.Issues.EditComment(ctx, c.owner, c.name, mine.GetID(), &gh.IssueComment{Body: new(body)})
 		return r, err
 	})
 }
