@@ -14,7 +14,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/tracker"
-	ghtracker "github.com/ralph-loop/ralph/internal/tracker/github"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
@@ -87,7 +86,7 @@ func runPR(ctx context.Context, opts *prOptions) error {
 	return nil
 }
 
-func printPR(f *Factory, res ghtracker.PullResult) {
+func printPR(f *Factory, res tracker.PullResult) {
 	verb, draft := "updated", ""
 	if res.Created {
 		verb = "opened"
@@ -122,43 +121,43 @@ func prRepo(ctx context.Context, cfg config.Config, git *vcs.Git) (string, error
 var remoteRepo = regexp.MustCompile(`^(?:[a-z+]+://[^/]+/|[^@/]+@[^:]+:)([^/]+)/([^/]+?)(?:\.git)?/?$`)
 
 // publishPR pushes the current branch and opens or updates its pull
-// request. gh is the client to use; nil connects to the repository
-// prRepo names. Nothing is opened when the push fails.
+// request. prs is the tracker to use; nil connects to the GitHub
+// repository prRepo names. Nothing is opened when the push fails.
 func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.Plan, store *state.Store,
-	gh *ghtracker.Client) (ghtracker.PullResult, error) {
+	prs tracker.PullRequests) (tracker.PullResult, error) {
 	git, err := vcs.Open(ctx, dir, f.Environ())
 	if err != nil {
-		return ghtracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
+		return tracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
 	}
 	branch, err := git.Branch(ctx)
 	if err != nil {
-		return ghtracker.PullResult{}, err
+		return tracker.PullResult{}, err
 	}
-	if gh == nil {
+	if prs == nil {
 		repo, err := prRepo(ctx, cfg, git)
 		if err != nil {
-			return ghtracker.PullResult{}, err
+			return tracker.PullResult{}, err
 		}
-		if gh, err = newGitHub(ctx, f, dir, cfg, repo, nil); err != nil {
-			return ghtracker.PullResult{}, err
+		if prs, err = newGitHub(ctx, f, dir, cfg, repo, nil); err != nil {
+			return tracker.PullResult{}, err
 		}
 	}
-	if err := gh.CheckWrite(ctx); err != nil {
-		return ghtracker.PullResult{}, err
+	if err := prs.CheckWrite(ctx); err != nil {
+		return tracker.PullResult{}, err
 	}
 	if branch == cfg.GitHub.Base {
-		return ghtracker.PullResult{}, fmt.Errorf("on %s, the pull request's base: a pull request needs the run's own branch", branch)
+		return tracker.PullResult{}, fmt.Errorf("on %s, the pull request's base: a pull request needs the run's own branch", branch)
 	}
 	if err := git.Push(ctx, cfg.GitHub.Remote, branch); err != nil {
-		return ghtracker.PullResult{}, err
+		return tracker.PullResult{}, err
 	}
 	history, err := store.History()
 	if err != nil {
-		return ghtracker.PullResult{}, err
+		return tracker.PullResult{}, err
 	}
 	st, err := store.LoadState()
 	if err != nil {
-		return ghtracker.PullResult{}, err
+		return tracker.PullResult{}, err
 	}
 	body, open := prBody(plan, history, st, isTrackerPlan(cfg.Tasks))
 	name := plan.Name
@@ -166,7 +165,7 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 		name = branch
 	}
 	title := fmt.Sprintf("ralph: %s", name)
-	return gh.OpenOrUpdate(ctx, ghtracker.PullRequest{Head: branch, Base: cfg.GitHub.Base, Title: title, Body: body, Draft: open > 0})
+	return prs.OpenOrUpdate(ctx, tracker.PullRequest{Head: branch, Base: cfg.GitHub.Base, Title: title, Body: body, Draft: open > 0})
 }
 
 // prBody lists every task with its commit, receipt, gates and review
@@ -256,6 +255,7 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 		if err != nil {
 			return err
 		}
+		tasks := fb.Tasks
 		branch, err := git.Branch(ctx)
 		if err != nil {
 			return err
@@ -263,7 +263,6 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 		if branch != fb.Branch {
 			return fmt.Errorf("pull request #%d is branch %s; this is %s: check it out first", opts.PRFeedback, fb.Branch, branch)
 		}
-		tasks := ghtracker.FeedbackTasks(fb)
 		if len(tasks) == 0 {
 			if fb.Pending == 0 {
 				fmt.Fprintf(opts.f.IO.Out, "pull request #%d: checks green, no comment left\n", opts.PRFeedback)
@@ -301,7 +300,7 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 
 // replyToComments answers each review comment whose task is done with the
 // task's commit.
-func replyToComments(ctx context.Context, gh *ghtracker.Client, dir string, pr int, path string) error {
+func replyToComments(ctx context.Context, prs tracker.PullRequests, dir string, pr int, path string) error {
 	plan, err := task.Load(path)
 	if err != nil {
 		return err
@@ -315,12 +314,7 @@ func replyToComments(ctx context.Context, gh *ghtracker.Client, dir string, pr i
 		return err
 	}
 	for _, t := range plan.Plan().Tasks {
-		id, ok := strings.CutPrefix(t.ID, "comment-")
-		if !ok || t.Status != task.StatusDone {
-			continue
-		}
-		var n int64
-		if _, err := fmt.Sscan(id, &n); err != nil {
+		if t.Status != task.StatusDone {
 			continue
 		}
 		commits := tracker.ReceiptOf(history, t.ID).Commits
@@ -328,7 +322,7 @@ func replyToComments(ctx context.Context, gh *ghtracker.Client, dir string, pr i
 		if len(commits) > 0 {
 			commit = commits[len(commits)-1]
 		}
-		if err := gh.Reply(ctx, pr, n, commit); err != nil {
+		if err := prs.Answer(ctx, pr, t.ID, commit); err != nil {
 			return err
 		}
 	}

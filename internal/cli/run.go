@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/tracker"
 	"github.com/ralph-loop/ralph/internal/ui"
 )
 
@@ -292,7 +293,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	err = pre.run(ctx, lopts, deps)
 	if cfg.GitHub.PR && (err == nil || errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
-		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, gh)
+		var prs tracker.PullRequests // nil: the repository prRepo names
+		if gh != nil {
+			prs = gh
+		}
+		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs)
 		if perr != nil {
 			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "pull request: " + perr.Error()})
 			err = cmp.Or(err, perr)

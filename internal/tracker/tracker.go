@@ -44,6 +44,49 @@ type Tracker interface {
 	WriteBack
 }
 
+// PullRequests is a tracker's code review: the one pull (or merge)
+// request of a run branch, and what its checks and reviewers ask of it.
+type PullRequests interface {
+	// CheckWrite fails when the credentials may not write, before
+	// anything is pushed or written.
+	CheckWrite(ctx context.Context) error
+	// OpenOrUpdate makes the one open request from pr.Head say pr.
+	OpenOrUpdate(ctx context.Context, pr PullRequest) (PullResult, error)
+	// Feedback is what request n asks for, as tasks.
+	Feedback(ctx context.Context, n int) (Feedback, error)
+	// Answer tells the author of the feedback behind task id (a review
+	// comment) which commit addressed it, once; other tasks need no
+	// answer.
+	Answer(ctx context.Context, n int, id, commit string) error
+}
+
+// PullRequest is what a run's pull request should say.
+type PullRequest struct {
+	// Head is the run branch, Base the branch it merges into ("" is the
+	// repository's default branch).
+	Head, Base  string
+	Title, Body string
+	Draft       bool
+}
+
+// PullResult is the pull request as it is after OpenOrUpdate.
+type PullResult struct {
+	Number  int
+	URL     string
+	Created bool
+	Draft   bool
+}
+
+// Feedback is what a pull request asks of its branch.
+type Feedback struct {
+	// Branch is the request's head branch.
+	Branch string
+	// Tasks are the failing checks and unanswered review comments.
+	Tasks []task.Task
+	// Pending counts the checks still running.
+	Pending int
+}
+
 // Update is what a write-back says about a task.
 type Update struct {
 	Task  task.Task

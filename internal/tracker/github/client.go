@@ -62,6 +62,12 @@ type Client struct {
 	waitedUntil time.Time
 }
 
+// The tracker interfaces the GitHub client implements.
+var (
+	_ tracker.Tracker      = (*Client)(nil)
+	_ tracker.PullRequests = (*Client)(nil)
+)
+
 // ParseRepo splits OWNER/REPO, with or without a github: prefix.
 func ParseRepo(s string) (owner, name string, err error) {
 	s = strings.TrimPrefix(s, "github:")

@@ -11,6 +11,7 @@ import (
 	gh "github.com/google/go-github/v84/github"
 
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/tracker"
 )
 
 // replyMarker starts ralph's reply to a review comment: a comment with
@@ -20,8 +21,9 @@ const replyMarker = "<!-- ralph:reply -->"
 // logTail is how much of a failing check's log a task carries.
 const logTail = 4 << 10
 
-// Feedback is what a pull request asks of its branch.
-type Feedback struct {
+// PullFeedback is what a pull request asks of its branch, as GitHub says
+// it.
+type PullFeedback struct {
 	Number  int
 	Branch  string
 	HeadSHA string
@@ -56,18 +58,42 @@ type ReviewComment struct {
 
 // Done reports that the pull request asks for nothing: its checks passed
 // and no comment waits for an answer.
-func (f Feedback) Done() bool { return len(f.Failing) == 0 && f.Pending == 0 && len(f.Comments) == 0 }
+func (f PullFeedback) Done() bool { return len(f.Failing) == 0 && f.Pending == 0 && len(f.Comments) == 0 }
 
-// Feedback reads pull request n: its branch, the check runs of its head
+// Feedback is pull request n's failing checks and unanswered review
+// comments as tasks (FeedbackTasks), for the tracker interface.
+func (c *Client) Feedback(ctx context.Context, n int) (tracker.Feedback, error) {
+	fb, err := c.PullFeedback(ctx, n)
+	if err != nil {
+		return tracker.Feedback{}, err
+	}
+	return tracker.Feedback{Branch: fb.Branch, Tasks: FeedbackTasks(fb), Pending: fb.Pending}, nil
+}
+
+// Answer replies to the review comment behind task id (comment-ID) with
+// the commit that addressed it; a check's task needs no answer.
+func (c *Client) Answer(ctx context.Context, n int, id, commit string) error {
+	num, ok := strings.CutPrefix(id, "comment-")
+	if !ok {
+		return nil
+	}
+	cid, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return fmt.Errorf("task %q names no review comment", id)
+	}
+	return c.Reply(ctx, n, cid, commit)
+}
+
+// PullFeedback reads pull request n: its branch, the check runs of its head
 // commit, with the tail of each failing one's log, and the review
 // comments that have no reply (ralph's replies carry a marker; anyone
 // else's reply also counts as an answer).
-func (c *Client) Feedback(ctx context.Context, n int) (Feedback, error) {
+func (c *Client) PullFeedback(ctx context.Context, n int) (PullFeedback, error) {
 	pr, err := c.Pull(ctx, n)
 	if err != nil {
-		return Feedback{}, err
+		return PullFeedback{}, err
 	}
-	fb := Feedback{Number: n, Branch: pr.GetHead().GetRef(), HeadSHA: pr.GetHead().GetSHA()}
+	fb := PullFeedback{Number: n, Branch: pr.GetHead().GetRef(), HeadSHA: pr.GetHead().GetSHA()}
 	opts := &gh.ListCheckRunsOptions{Filter: new("latest"), ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		var res *gh.ListCheckRunsResults
@@ -183,7 +209,7 @@ func (c *Client) Reply(ctx context.Context, n int, id int64, commit string) erro
 // FeedbackTasks turns feedback into tasks: one per failing check (its id
 // names the commit it failed on, so the same check failing again after a
 // fix is a new task) and one per unanswered review comment.
-func FeedbackTasks(fb Feedback) []task.Task {
+func FeedbackTasks(fb PullFeedback) []task.Task {
 	var tasks []task.Task
 	for _, ch := range fb.Failing {
 		desc := fmt.Sprintf("The check %q failed (%s) on commit %s of pull request #%d. Make it pass.", ch.Name, ch.Conclusion, short(fb.HeadSHA), fb.Number)

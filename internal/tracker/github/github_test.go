@@ -359,7 +359,7 @@ func TestPullRequestOpenedOnceAndFeedback(t *testing.T) {
 		Log: strings.Repeat("noise\n", 2000) + "--- FAIL: TestLogin\n"},
 		fakegithub.CheckRun{Name: "lint", Status: "completed", Conclusion: "success"})
 	id := srv.AddReviewComment(repo, res.Number, "alice", "login.go", 12, "Handle the empty password.")
-	fb, err := c.Feedback(ctx, res.Number)
+	fb, err := c.PullFeedback(ctx, res.Number)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestPullRequestOpenedOnceAndFeedback(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fb, err = c.Feedback(ctx, res.Number)
+	fb, err = c.PullFeedback(ctx, res.Number)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,24 +8,15 @@ import (
 	"strings"
 
 	gh "github.com/google/go-github/v84/github"
+
+	"github.com/ralph-loop/ralph/internal/tracker"
 )
 
-// PullRequest is what a run's pull request should say.
-type PullRequest struct {
-	// Head is the run branch, Base the branch it merges into ("" is the
-	// repository's default branch).
-	Head, Base  string
-	Title, Body string
-	Draft       bool
-}
-
-// PullResult is the pull request as it is after OpenOrUpdate.
-type PullResult struct {
-	Number  int
-	URL     string
-	Created bool
-	Draft   bool
-}
+// PullRequest and PullResult are the tracker's.
+type (
+	PullRequest = tracker.PullRequest
+	PullResult  = tracker.PullResult
+)
 
 // OpenOrUpdate makes the one open pull request from pr.Head say pr: it
 // finds it by its head branch and edits its title and body when they
