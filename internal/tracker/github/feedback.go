@@ -58,7 +58,9 @@ type ReviewComment struct {
 
 // Done reports that the pull request asks for nothing: its checks passed
 // and no comment waits for an answer.
-func (f PullFeedback) Done() bool { return len(f.Failing) == 0 && f.Pending == 0 && len(f.Comments) == 0 }
+func (f PullFeedback) Done() bool {
+	return len(f.Failing) == 0 && f.Pending == 0 && len(f.Comments) == 0
+}
 
 // Feedback is pull request n's failing checks and unanswered review
 // comments as tasks (FeedbackTasks), for the tracker interface.
