@@ -64,6 +64,7 @@ type ghFake struct {
 //
 //	ghfake start [SCOPE...]           start the fake (acme/app), export GITHUB_TOKEN and RALPH_GITHUB_API_URL
 //	ghfake issue TITLE BODYFILE [LABEL...]
+//	ghfake bigissue TITLE BYTES        an issue labelled ralph whose body is BYTES of log
 //	ghfake failcheck BRANCH NAME LOGFILE   a failing check on the branch's head
 //	ghfake review PR PATH LINE TEXT        a review comment
 //	ghfake secondary N SECONDS            the next N requests hit a secondary limit
@@ -119,6 +120,14 @@ func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
 			body = ts.ReadFile(args[2])
 		}
 		f.srv.AddIssue(f.repo, args[1], body, args[3:]...)
+	case "bigissue":
+		if len(args) != 3 {
+			ts.Fatalf("usage: ghfake bigissue TITLE BYTES")
+		}
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		line := "2026-11-24T20:00:00Z ERROR the pasted log of a failing build, line after line\n"
+		f.srv.AddIssue(f.repo, args[1], strings.Repeat(line, n/len(line)+1), "ralph")
 	case "failcheck":
 		if len(args) != 4 {
 			ts.Fatalf("usage: ghfake failcheck BRANCH NAME LOGFILE")
