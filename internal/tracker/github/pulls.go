@@ -12,11 +12,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/tracker"
 )
 
-// PullRequest and PullResult are the tracker's.
-type (
-	PullRequest = tracker.PullRequest
-	PullResult  = tracker.PullResult
-)
+// PullRequest is the tracker's: what a run's pull request should say.
+type PullRequest = tracker.PullRequest
+
+// PullResult is the tracker's: the pull request after OpenOrUpdate.
+type PullResult = tracker.PullResult
 
 // OpenOrUpdate makes the one open pull request from pr.Head say pr: it
 // finds it by its head branch and edits its title and body when they
