@@ -45,6 +45,7 @@ func TestGitHubScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"ghfake":   fakes.cmd,
 			"waitfile": cmdWaitFile,
+			"exits":    cmdExits,
 		},
 	})
 }
@@ -66,6 +67,7 @@ type ghFake struct {
 //	ghfake issue TITLE BODYFILE [LABEL...]
 //	ghfake bigissue TITLE BYTES        an issue labelled ralph whose body is BYTES of log
 //	ghfake failcheck BRANCH NAME LOGFILE   a failing check on the branch's head
+//	ghfake pendingcheck BRANCH NAME READS  a check running for READS reads, then green
 //	ghfake review PR PATH LINE TEXT        a review comment
 //	ghfake secondary N SECONDS            the next N requests hit a secondary limit
 //	ghfake secondary-writes N SECONDS     the next N writes hit a secondary limit
@@ -136,6 +138,16 @@ func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		f.srv.SetChecks(f.repo, strings.TrimSpace(string(out)), fakegithub.CheckRun{Name: args[2], Status: "completed",
 			Conclusion: "failure", Summary: "1 test failed", Log: ts.ReadFile(args[3])})
+	case "pendingcheck":
+		if len(args) != 4 {
+			ts.Fatalf("usage: ghfake pendingcheck BRANCH NAME READS")
+		}
+		reads, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		out, err := exec.Command("git", "--git-dir", f.remote, "rev-parse", "refs/heads/"+args[1]).Output()
+		ts.Check(err)
+		f.srv.SetChecks(f.repo, strings.TrimSpace(string(out)), fakegithub.CheckRun{Name: args[2], Status: "completed",
+			Conclusion: "success", PendingReads: reads})
 	case "review":
 		if len(args) != 5 {
 			ts.Fatalf("usage: ghfake review PR PATH LINE TEXT")

@@ -246,8 +246,10 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	// Checks can take a while to finish; poll, within max-wait.
+	// Checks can take a while to finish; poll, within max-wait, ten
+	// times over it at least, and twice a minute at most.
 	deadline := time.Now().Add(cfg.MaxWait.D())
+	poll := min(30*time.Second, max(cfg.MaxWait.D()/10, 100*time.Millisecond))
 	path := snapshotPath(dir, trackerPrefix+repo)
 	path = strings.TrimSuffix(path, ".json") + fmt.Sprintf("-pr-%d.json", opts.PRFeedback)
 	for round := 1; ; round++ {
@@ -272,7 +274,7 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 				return fmt.Errorf("%w: pull request #%d: %d checks still running after max-wait", loop.ErrLimit, opts.PRFeedback, fb.Pending)
 			}
 			fmt.Fprintf(opts.f.IO.ErrOut, "pull request #%d: waiting for %d checks\n", opts.PRFeedback, fb.Pending)
-			if err := sleepCtx(ctx, 30*time.Second); err != nil {
+			if err := sleepCtx(ctx, poll); err != nil {
 				return err
 			}
 			continue

@@ -125,6 +125,9 @@ type CheckRun struct {
 	Conclusion string // success, failure, ...
 	Summary    string
 	Log        string
+	// PendingReads is how many reads see the run in_progress before it
+	// completes as Status and Conclusion say.
+	PendingReads int
 }
 
 // Options configure a new Server.

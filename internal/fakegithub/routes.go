@@ -188,10 +188,15 @@ func (s *Server) route(req *http.Request, scopes []string) response {
 			r.Checks[rest[1]] = runs
 		}
 		var out []any
-		for _, c := range runs {
-			run := map[string]any{"id": c.ID, "name": c.Name, "status": c.Status, "head_sha": rest[1],
+		for i, c := range runs {
+			status := c.Status
+			if c.PendingReads > 0 {
+				runs[i].PendingReads--
+				status = "in_progress"
+			}
+			run := map[string]any{"id": c.ID, "name": c.Name, "status": status, "head_sha": rest[1],
 				"output": map[string]any{"title": c.Name, "summary": c.Summary}}
-			if c.Status == "completed" {
+			if status == "completed" {
 				run["conclusion"] = c.Conclusion
 			}
 			out = append(out, run)
