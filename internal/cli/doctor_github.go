@@ -49,7 +49,10 @@ func doctorGitHub(ctx context.Context, r *doctorReport, f *Factory, dir string, 
 	if a.Scopes != "" {
 		scopes = " (scopes: " + a.Scopes + ")"
 	}
-	if a.Push {
+	if a.Unknown {
+		r.add(section, "write", checkWarn, "GitHub does not say whether this token may write (an app's token)",
+			"make sure it has issues and pull requests write access")
+	} else if a.Push {
 		r.add(section, "write", checkOK, "the token may write labels, comments and pull requests"+scopes, "")
 	} else {
 		r.add(section, "write", checkFail, "the token cannot write to "+repo+scopes,

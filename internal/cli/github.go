@@ -155,7 +155,10 @@ func (w *writeBack) receipt(id string) tracker.Receipt {
 }
 
 func (w *writeBack) done(t task.Task) error {
-	r := w.receipt(t.ID)
+	return w.doneWith(t, w.receipt(t.ID))
+}
+
+func (w *writeBack) doneWith(t task.Task, r tracker.Receipt) error {
 	runID := r.RunID
 	if runID == "" {
 		runID = w.runID
@@ -169,15 +172,16 @@ func (w *writeBack) done(t task.Task) error {
 // idempotent, so what already reached GitHub is not sent again.
 func (w *writeBack) reconcile(plan *task.Plan) {
 	st, _ := w.store.LoadState()
+	history, _ := w.store.History()
 	for _, t := range plan.Tasks {
-		r := w.receipt(t.ID)
+		r := tracker.ReceiptOf(history, t.ID)
 		if r.Iterations == 0 {
 			continue // not this project's work: leave GitHub's record alone
 		}
 		var err error
 		switch {
 		case t.Status == task.StatusDone:
-			err = w.done(t)
+			err = w.doneWith(t, r)
 		case st.Tasks[t.ID].Failed:
 			err = w.tr.Failed(w.ctx, tracker.Update{Task: t, RunID: w.runID, Receipt: r, Error: st.Tasks[t.ID].LastError})
 		}

@@ -276,6 +276,8 @@ type Access struct {
 	Scopes string
 	// DefaultBranch is the repository's.
 	DefaultBranch string
+	// Unknown: GitHub did not say (an app's token); Push is assumed.
+	Unknown bool
 }
 
 // Access reads the repository to learn what the token may do there. It
@@ -291,6 +293,11 @@ func (c *Client) Access(ctx context.Context) (Access, error) {
 		// narrow them (a fine-grained token has no scopes header).
 		p := repo.GetPermissions()
 		a.Push = p.GetPush() || p.GetAdmin() || p.GetMaintain()
+		if p == nil {
+			// An app's token (GitHub Actions' GITHUB_TOKEN) gets no
+			// permissions here: its first write says whether it may.
+			a.Push, a.Unknown = true, true
+		}
 		a.DefaultBranch = repo.GetDefaultBranch()
 		if h, ok := r.Header["X-Oauth-Scopes"]; ok {
 			a.Scopes = strings.Join(h, ", ")
