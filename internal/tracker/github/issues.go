@@ -26,6 +26,11 @@ const (
 // stays on GitHub, which the description links to.
 const maxDescription = 32 << 10
 
+// maxParsed bounds the part of a body read for criteria and dependencies:
+// they are written by people, near the top, and a several-MB log pasted
+// below them is not worth scanning line by line.
+const maxParsed = 256 << 10
+
 // Tasks lists the query's open issues, oldest first, as tasks (pull
 // requests, which the issues API also returns, are left out).
 func (c *Client) Tasks(ctx context.Context) ([]task.Task, error) {
@@ -129,16 +134,20 @@ func (c *Client) rememberLabels(n int, labels []*gh.Label) {
 // priority:* label as the priority, and done when labelled ralph:done.
 func IssueTask(is *gh.Issue) task.Task {
 	body := strings.ReplaceAll(is.GetBody(), "\r\n", "\n")
+	head := body
+	if len(head) > maxParsed {
+		head = head[:strings.LastIndexByte(head[:maxParsed], '\n')+1]
+	}
 	t := task.Task{
 		ID:       "#" + strconv.Itoa(is.GetNumber()),
 		Title:    oneLine(is.GetTitle()),
 		Status:   task.StatusOpen,
-		Criteria: criteria(body),
+		Criteria: criteria(head),
 	}
 	if t.Title == "" {
 		t.Title = "issue " + t.ID
 	}
-	t.DependsOn = dependencies(body, is.GetNumber())
+	t.DependsOn = dependencies(head, is.GetNumber())
 	desc := strings.TrimSpace(body)
 	if len(desc) > maxDescription {
 		cut := maxDescription
