@@ -172,9 +172,9 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 // verdict, and closes the done issues of a GitHub plan. open counts the
 // tasks not done (open or failed).
 func prBody(plan *task.Plan, history []state.Record, st state.State, issues bool) (body string, open int) {
-	var b, closes strings.Builder
+	var closes strings.Builder
+	var rows []string
 	done, failed := 0, 0
-	b.WriteString("| Task | Status | Commit | Receipt | Gates | Review |\n|---|---|---|---|---|---|\n")
 	for _, t := range plan.Tasks {
 		r := tracker.ReceiptOf(history, t.ID)
 		status := "open"
@@ -197,25 +197,41 @@ func prBody(plan *task.Plan, history []state.Record, st state.State, issues bool
 		if r.Iterations > 0 {
 			receipt = r.Line()
 		}
-		fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s | %s |\n", cell(t.ID), cell(t.Title), status, commit, receipt, cell(r.Gates), cell(r.Review))
+		rows = append(rows, fmt.Sprintf("| %s %s | %s | %s | %s | %s | %s |\n", cell(t.ID), cell(t.Title), status, commit, receipt, cell(r.Gates), cell(r.Review)))
 	}
 	open = len(plan.Tasks) - done
 	head := fmt.Sprintf("ralph: %d of %d tasks done", done, len(plan.Tasks))
 	if failed > 0 {
 		head += fmt.Sprintf(", %d failed", failed)
 	}
-	out := head + ".\n\n" + b.String()
-	if closes.Len() > 0 {
-		out += "\n" + closes.String()
+	var b strings.Builder
+	b.WriteString(head + ".\n\n| Task | Status | Commit | Receipt | Gates | Review |\n|---|---|---|---|---|---|\n")
+	// GitHub refuses a body over 65536 characters: a long plan's table is
+	// cut, never the Closes lines.
+	room := maxPRBody - b.Len() - closes.Len() - 100
+	for i, row := range rows {
+		if len(row) > room {
+			fmt.Fprintf(&b, "\n… and %d more tasks (`ralph tasks list`).\n", len(rows)-i)
+			break
+		}
+		b.WriteString(row)
+		room -= len(row)
 	}
-	return out, open
+	if closes.Len() > 0 {
+		b.WriteString("\n" + closes.String())
+	}
+	return b.String(), open
 }
+
+// maxPRBody is below GitHub's limit of 65536 characters on a pull
+// request's body, counting bytes.
+const maxPRBody = 60000
 
 // cell makes text safe in a markdown table cell.
 func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "…"
 	}
 	return strings.ReplaceAll(s, "|", `\|`)
 }
