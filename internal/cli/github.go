@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,10 @@ type writeBack struct {
 	emit    func(loop.Event)
 	mu      sync.Mutex
 	started map[string]bool
+	// offline: GitHub could not be reached; the rest of the run writes
+	// nothing back (each try could hang for the client's timeout) and
+	// the next run's reconcile catches up.
+	offline bool
 }
 
 func newWriteBack(ctx context.Context, tr tracker.WriteBack, store *state.Store, runID string, emit func(loop.Event)) *writeBack {
@@ -133,6 +138,9 @@ func (w *writeBack) handle(e loop.Event) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.offline {
+		return
+	}
 	t := task.Task{ID: e.Task.ID, Title: e.Task.Title}
 	var err error
 	switch {
@@ -144,9 +152,22 @@ func (w *writeBack) handle(e loop.Event) {
 	case e.Kind == loop.EventTaskFailed:
 		err = w.tr.Failed(w.ctx, tracker.Update{Task: t, RunID: w.runID, Receipt: w.receipt(t.ID), Error: e.Message})
 	}
-	if err != nil && w.ctx.Err() == nil {
-		w.emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "write-back: " + err.Error()})
+	w.failed(err)
+}
+
+// failed warns of a write-back that failed; a network failure stops the
+// write-backs of this run.
+func (w *writeBack) failed(err error) {
+	if err == nil || w.ctx.Err() != nil {
+		return
 	}
+	msg := "write-back: " + err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		w.offline = true
+		msg += "; GitHub is unreachable: the next run (or ralph pr) writes back what this one could not"
+	}
+	w.emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 }
 
 func (w *writeBack) receipt(id string) tracker.Receipt {
@@ -185,8 +206,8 @@ func (w *writeBack) reconcile(plan *task.Plan) {
 		case st.Tasks[t.ID].Failed:
 			err = w.tr.Failed(w.ctx, tracker.Update{Task: t, RunID: w.runID, Receipt: r, Error: st.Tasks[t.ID].LastError})
 		}
-		if err != nil && w.ctx.Err() == nil {
-			w.emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "write-back: " + err.Error()})
+		if err != nil {
+			w.failed(err)
 			return
 		}
 	}

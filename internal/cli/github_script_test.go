@@ -71,6 +71,7 @@ type ghFake struct {
 //	ghfake review PR PATH LINE TEXT        a review comment
 //	ghfake secondary N SECONDS            the next N requests hit a secondary limit
 //	ghfake secondary-writes N SECONDS     the next N writes hit a secondary limit
+//	ghfake down|up                    drop every connection (the network is gone), or not
 //	ghfake dump                       the fake's state, stable, on stdout
 //	ghfake leaked                     succeed when the token was written anywhere in $WORK but bin/
 func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -169,6 +170,10 @@ func (g *ghFakes) cmd(ts *testscript.TestScript, neg bool, args []string) {
 		secs, err := strconv.Atoi(args[2])
 		ts.Check(err)
 		f.srv.SecondaryLimitWrites(n, time.Duration(secs)*time.Second)
+	case "down":
+		f.srv.SetDown(true)
+	case "up":
+		f.srv.SetDown(false)
 	case "dump":
 		_, _ = ts.Stdout().Write([]byte(f.dump()))
 	case "leaked":

@@ -34,7 +34,8 @@ pull request is found by its head branch, so running this again edits it
 instead of opening another. Its body lists every task of the plan with
 its commit, receipt (iterations, time, tokens, cost), gates and review
 verdict, and "Closes #N" for each done issue of a github: plan. It is a
-draft while tasks remain open or failed.
+draft while tasks remain open or failed. With a github: plan, what a run
+could not write back to its issues (GitHub was away) is written first.
 
 The repository is the github: plan's, else github.repo, else the one the
 remote's URL names. The token is GITHUB_TOKEN, GH_TOKEN or gh auth token.`
@@ -78,7 +79,19 @@ func runPR(ctx context.Context, opts *prOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, nil)
+	var prs tracker.PullRequests // nil: the repository prRepo names
+	if isTrackerPlan(cfg.Tasks) {
+		gh, err := newGitHub(ctx, opts.f, dir, cfg, strings.TrimPrefix(cfg.Tasks, trackerPrefix), nil)
+		if err != nil {
+			return err
+		}
+		// What the run could not write back to the issues, first.
+		newWriteBack(ctx, gh, store, "", func(e loop.Event) {
+			fmt.Fprintln(opts.f.IO.ErrOut, "ralph: warning:", e.Message)
+		}).reconcile(plan.Plan())
+		prs = gh
+	}
+	res, err := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ type Server struct {
 	secondaryWrites  int // next writes answered so
 	retryAfter       time.Duration
 	requests         []Request
+	down             bool // connections are dropped: the network is gone
 	// HeadSHA, when set, gives a branch's head commit for pull requests.
 	headSHA func(branch string) string
 	// defaultChecks are the check runs of a commit nobody set any for.
@@ -289,9 +290,27 @@ type response struct {
 	header http.Header
 }
 
+// SetDown drops every connection while down is true, as a network that
+// went away does.
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.down {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
 	status := s.serveLocked(w, req)
 	s.requests = append(s.requests, Request{Method: req.Method, Path: req.URL.Path, Status: status,
 		Authorization: req.Header.Get("Authorization") != ""})
