@@ -410,3 +410,44 @@ func TestErrorsNeverCarryTheToken(t *testing.T) {
 		t.Errorf("the error does not wrap its cause: %v", err)
 	}
 }
+
+func TestQueryByMilestoneAndAssignee(t *testing.T) {
+	f := newFixture(t)
+	for _, is := range []struct {
+		title, assignee string
+		milestone       int
+	}{{"in v1, mine", "ann", 1}, {"in v1, bob's", "bob", 1}, {"in v2, mine", "ann", 2}, {"none", "", 0}} {
+		n := f.srv.AddIssue(f.repo, is.title, "", "ralph")
+		f.srv.Do(func() {
+			f.repo.Issues[n-1].Assignee, f.repo.Issues[n-1].Milestone = is.assignee, is.milestone
+		})
+	}
+	f.srv.Do(func() {
+		f.repo.Milestones = []fakegithub.Milestone{{Number: 1, Title: "v1.0"}, {Number: 2, Title: "v2.0"}}
+	})
+	titles := func(q github.Query) []string {
+		t.Helper()
+		tasks, err := f.client(t, func(o *github.Options) { o.Query = q }).Tasks(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tk := range tasks {
+			out = append(out, tk.Title)
+		}
+		return out
+	}
+	if got, want := titles(github.Query{Label: "ralph", Milestone: "V1.0", Assignee: "ann"}), []string{"in v1, mine"}; !slices.Equal(got, want) {
+		t.Errorf("milestone by title and assignee: %v, want %v", got, want)
+	}
+	if got, want := titles(github.Query{Milestone: "2"}), []string{"in v2, mine"}; !slices.Equal(got, want) {
+		t.Errorf("milestone by number: %v, want %v", got, want)
+	}
+	if got := titles(github.Query{}); len(got) != 4 {
+		t.Errorf("no query: %v, want every open issue", got)
+	}
+	_, err := f.client(t, func(o *github.Options) { o.Query = github.Query{Milestone: "v9"} }).Tasks(t.Context())
+	if err == nil || !strings.Contains(err.Error(), `milestone "v9": no open milestone of acme/app has that title`) {
+		t.Errorf("unknown milestone: %v", err)
+	}
+}
