@@ -51,6 +51,10 @@ progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md:
   ralph tasks done US-002 prd.json
   ralph tasks add "Say goodbye" progress.md
 
+PLAN may be github:OWNER/REPO: the repository's open issues (labelled
+ralph; --label, --milestone, --assignee) are fetched into a snapshot in
+.ralph/github/ first, as ralph run does.
+
 Edits change only the bytes they must, are written atomically, and never
 overwrite a file that changed under them. An agent in agent-ownership mode
 may call ` + "`ralph tasks done ID`" + ` itself.
