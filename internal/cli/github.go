@@ -120,6 +120,8 @@ type writeBack struct {
 	emit    func(loop.Event)
 	mu      sync.Mutex
 	started map[string]bool
+	// finished: done or failed in this run.
+	finished map[string]bool
 	// offline: GitHub could not be reached; the rest of the run writes
 	// nothing back (each try could hang for the client's timeout) and
 	// the next run's reconcile catches up.
@@ -127,7 +129,8 @@ type writeBack struct {
 }
 
 func newWriteBack(ctx context.Context, tr tracker.WriteBack, store *state.Store, runID string, emit func(loop.Event)) *writeBack {
-	return &writeBack{ctx: ctx, tr: tr, store: store, runID: runID, emit: emit, started: map[string]bool{}}
+	return &writeBack{ctx: ctx, tr: tr, store: store, runID: runID, emit: emit,
+		started: map[string]bool{}, finished: map[string]bool{}}
 }
 
 // handle passes e on, then writes back what it says.
@@ -148,11 +151,35 @@ func (w *writeBack) handle(e loop.Event) {
 		w.started[t.ID] = true
 		err = w.tr.Started(w.ctx, tracker.Update{Task: t, RunID: w.runID})
 	case e.Kind == loop.EventIterationEnded && e.Record != nil && e.Record.Outcome == state.OutcomeTaskDone:
+		w.finished[t.ID] = true
 		err = w.done(t)
 	case e.Kind == loop.EventTaskFailed:
+		w.finished[t.ID] = true
 		err = w.tr.Failed(w.ctx, tracker.Update{Task: t, RunID: w.runID, Receipt: w.receipt(t.ID), Error: e.Message})
 	}
 	w.failed(err)
+}
+
+// stopped is the run's end: the tasks it started and left unfinished are
+// no longer in progress. A run stopped by Ctrl-C still says so, within a
+// few seconds.
+func (w *writeBack) stopped(plan *task.Plan, status string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.offline {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
+	defer cancel()
+	for _, t := range plan.Tasks {
+		if !w.started[t.ID] || w.finished[t.ID] || t.Status == task.StatusDone {
+			continue
+		}
+		if err := w.tr.Stopped(ctx, tracker.Update{Task: t, RunID: w.runID, Status: status}); err != nil {
+			w.failed(err)
+			return
+		}
+	}
 }
 
 // failed warns of a write-back that failed; a network failure stops the
@@ -211,4 +238,20 @@ func (w *writeBack) reconcile(plan *task.Plan) {
 			return
 		}
 	}
+}
+
+// stopReason says in a few words why a run ended, for an issue it left
+// unfinished.
+func stopReason(err error) string {
+	switch {
+	case err == nil:
+		return "done"
+	case errors.Is(err, loop.ErrLimit):
+		return "a limit"
+	case errors.Is(err, loop.ErrStuck):
+		return "stuck"
+	case errors.Is(err, loop.ErrInterrupted):
+		return "interrupted"
+	}
+	return "an error"
 }

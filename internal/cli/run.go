@@ -281,17 +281,23 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if offline != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
 	}
+	var wb *writeBack
 	if gh != nil {
 		emit := deps.Emit
 		// GitHub's rate limits are waited out like an agent's usage limit.
 		gh.OnWait(func(until time.Time, why string) {
 			emit(loop.Event{Kind: loop.EventWaiting, Time: time.Now(), Until: &until, Message: why})
 		})
-		wb := newWriteBack(ctx, gh, store, lopts.RunID, deps.Emit)
+		wb = newWriteBack(ctx, gh, store, lopts.RunID, deps.Emit)
 		wb.reconcile(plan.Plan())
 		deps.Emit = wb.handle
 	}
 	err = pre.run(ctx, lopts, deps)
+	if wb != nil {
+		// The tasks it started and left unfinished are no longer in
+		// progress.
+		wb.stopped(plan.Plan(), stopReason(err))
+	}
 	if cfg.GitHub.PR && (err == nil || errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
 		var prs tracker.PullRequests // nil: the repository prRepo names
 		if gh != nil {

@@ -36,6 +36,9 @@ type WriteBack interface {
 	Started(ctx context.Context, u Update) error
 	Done(ctx context.Context, u Update) error
 	Failed(ctx context.Context, u Update) error
+	// Stopped says the run ended (a limit, Ctrl-C) with the task
+	// started and neither done nor failed: it is no longer in progress.
+	Stopped(ctx context.Context, u Update) error
 }
 
 // Tracker is a plan source that takes write-backs.
@@ -95,6 +98,8 @@ type Update struct {
 	// error, for Failed.
 	Receipt Receipt
 	Error   string
+	// Status is how the run ended, for Stopped.
+	Status string
 }
 
 // Receipt is what a task cost and the evidence that it is done, from the

@@ -64,6 +64,22 @@ func (c *Client) Failed(ctx context.Context, u tracker.Update) error {
 	return c.setLabels(ctx, n, []string{LabelFailed}, []string{LabelInProgress, LabelDone})
 }
 
+// Stopped takes the ralph:in-progress label off an issue the run left
+// unfinished, and says so in ralph's comment; the next run takes it up
+// again.
+func (c *Client) Stopped(ctx context.Context, u tracker.Update) error {
+	n, err := issueNumber(u.Task.ID)
+	if err != nil {
+		return err
+	}
+	body := fmt.Sprintf("%s\n⏸ ralph run `%s` stopped (%s) before this issue was done; the next run takes it up again.\n",
+		statusMarker, u.RunID, u.Status)
+	if err := c.upsertComment(ctx, n, body); err != nil {
+		return err
+	}
+	return c.setLabels(ctx, n, nil, []string{LabelInProgress})
+}
+
 func doneComment(u tracker.Update) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n✅ Done by ralph run `%s`.\n\n", statusMarker, u.RunID)
