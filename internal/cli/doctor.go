@@ -120,6 +120,9 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		r.add("plan", "plan", checkWarn, "not checked: the config is invalid", "fix the config first")
 	}
 	doctorGates(&r, opts.f, dir, cfg)
+	if cfgOK {
+		doctorGitHub(ctx, &r, opts.f, dir, cfg)
+	}
 
 	r.OK = true
 	for _, c := range r.Checks {
@@ -294,6 +297,14 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 
 func doctorPlan(r *doctorReport, dir, configured string) {
 	path := configured
+	if isTrackerPlan(path) {
+		p, err := trackerPlanFile(dir, path)
+		if err != nil {
+			r.add("plan", "plan", checkWarn, err.Error(), "")
+			return
+		}
+		path = p
+	}
 	if path == "" {
 		p, err := task.Discover(dir)
 		if err != nil {

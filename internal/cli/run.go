@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/tracker"
 	"github.com/ralph-loop/ralph/internal/ui"
 )
 
@@ -44,6 +46,8 @@ type runOptions struct {
 	Dry        bool
 	NoTUI      bool
 	JSON       bool
+	// PRFeedback is the pull request whose feedback is the plan.
+	PRFeedback int
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet
@@ -70,9 +74,13 @@ worktree, lands it on the run branch, and repeats until nothing is left to
 claim: exit 0 when the plan is done, 4 when only failed tasks are left, 3
 when a limit stopped it. ralph status --remote shows who works on what.
 
-Every flag but --once, --task, --worker, --dry-run, --no-tui and --json is
-also a key of ralph.toml and an environment variable RALPH_<KEY>
-(RALPH_MAX_ITERATIONS; [worker] keys: RALPH_WORKER_REMOTE, ...).
+PLAN may be github:OWNER/REPO: the repository's open issues labelled ralph
+(--label, --milestone, --assignee) are the plan, written back to as the
+run goes; --pr ends the run at a pull request.
+
+Every flag but --once, --task, --worker, --dry-run, --no-tui, --json and
+--pr-feedback is also a key of ralph.toml and an environment variable
+RALPH_<KEY> (RALPH_MAX_ITERATIONS; [worker] keys: RALPH_WORKER_REMOTE, ...).
 
 Exit codes:
   0    all tasks done
@@ -108,6 +116,7 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	fl.IntVar(&opts.PRFeedback, "pr-feedback", 0, "make pull request `N`'s failing checks and review comments the plan; fix, push, answer, until green")
 	return cmd
 }
 
@@ -174,6 +183,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if opts.Worker {
 		return runWorker(ctx, opts)
 	}
+	if opts.PRFeedback != 0 {
+		if opts.PRFeedback < 0 || opts.Plan != "" {
+			return usageError(errors.New("--pr-feedback N takes a pull request number and no PLAN"))
+		}
+		return prFeedback(ctx, opts)
+	}
 	dir := opts.dir
 	if dir == "" {
 		d, err := opts.f.ProjectDir()
@@ -191,6 +206,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	if opts.tokensLeft > 0 {
 		cfg.MaxTokens = opts.tokensLeft
+	}
+	// A github: plan is fetched into its snapshot, which is the plan.
+	gh, offline, err := syncTrackerPlan(ctx, opts.f, dir, cfg)
+	if err != nil {
+		return err
 	}
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
@@ -238,6 +258,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box)
 	}
 
+	if gh != nil && offline == "" {
+		// Write-back needs write access: a token without it stops the run
+		// here, before any work, not at the first write-back.
+		if err := gh.CheckWrite(ctx); err != nil {
+			return err
+		}
+	}
 	store, release, err := state.OpenLocked(dir)
 	if err != nil {
 		return err
@@ -306,7 +333,39 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}
+	if offline != "" {
+		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
+	}
+	var wb *writeBack
+	if gh != nil {
+		emit := deps.Emit
+		// GitHub's rate limits are waited out like an agent's usage limit.
+		gh.OnWait(func(until time.Time, why string) {
+			emit(loop.Event{Kind: loop.EventWaiting, Time: time.Now(), Until: &until, Message: why})
+		})
+		wb = newWriteBack(ctx, gh, store, lopts.RunID, deps.Emit)
+		wb.reconcile(plan.Plan())
+		deps.Emit = wb.handle
+	}
 	err = pre.run(ctx, lopts, deps)
+	if wb != nil {
+		// The tasks it started and left unfinished are no longer in
+		// progress.
+		wb.stopped(plan.Plan(), stopReason(err))
+	}
+	if cfg.GitHub.PR && (err == nil || errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
+		var prs tracker.PullRequests // nil: the repository prRepo names
+		if gh != nil {
+			prs = gh
+		}
+		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs)
+		if perr != nil {
+			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "pull request: " + perr.Error()})
+			err = cmp.Or(err, perr)
+		} else {
+			defer printPR(opts.f, res)
+		}
+	}
 	life.detach()
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
@@ -346,6 +405,13 @@ func chooseRenderer(opts *runOptions, v runView) (ui.Renderer, error) {
 // openPlan finds and loads the plan.
 func openPlan(dir, configured string) (*task.File, error) {
 	path := configured
+	if isTrackerPlan(path) {
+		p, err := trackerPlanFile(dir, path)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
 	if path == "" {
 		p, err := task.Discover(dir)
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -34,6 +36,9 @@ type tasksOptions struct {
 	Criteria    []string
 	Priority    int
 	DependsOn   []string
+	// flags are the persistent flags; the changed ones that are config
+	// keys (a github: plan's query) override the config.
+	flags *pflag.FlagSet
 }
 
 const tasksLong = `Show and edit the plan's tasks from the shell, in any plan format.
@@ -45,6 +50,10 @@ progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md:
   ralph tasks list prd.json
   ralph tasks done US-002 prd.json
   ralph tasks add "Say goodbye" progress.md
+
+PLAN may be github:OWNER/REPO: the repository's open issues (labelled
+ralph; --label, --milestone, --assignee) are fetched into a snapshot in
+.ralph/github/ first, as ralph run does.
 
 Edits change only the bytes they must, are written atomically, and never
 overwrite a file that changed under them. An agent in agent-ownership mode
@@ -83,6 +92,8 @@ func newCmdTasks(f *Factory, runF func(*tasksOptions) error) *cobra.Command {
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&opts.Plan, "plan", "", "the plan `FILE`, as the PLAN argument (default: the tasks key of ralph.toml, then discovery)")
 	pf.BoolVar(&opts.JSON, "json", false, "print JSON")
+	addKeyFlags(pf, "tasks")
+	opts.flags = pf
 
 	add := &cobra.Command{
 		Use:   "add TITLE [PLAN]",
@@ -230,12 +241,24 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if configured == "" {
+	if configured == "" || isTrackerPlan(configured) {
 		cfg, err := opts.f.Config(dir)
 		if err != nil {
 			return nil, err
 		}
-		configured = cfg.Tasks
+		if err := applyKeyFlags(&cfg, opts.flags, "tasks"); err != nil {
+			return nil, err
+		}
+		if configured == "" {
+			configured = cfg.Tasks
+		}
+		cfg.Tasks = configured
+		// A github: plan is fetched into its snapshot first.
+		if _, warn, err := syncTrackerPlan(context.Background(), opts.f, dir, cfg); err != nil {
+			return nil, err
+		} else if warn != "" {
+			fmt.Fprintln(opts.f.IO.ErrOut, "warning:", warn)
+		}
 	}
 	file, err := openPlan(dir, configured)
 	if err != nil {

@@ -51,7 +51,7 @@ func TestTasksFlags(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		got.f = nil
+		got.f, got.flags = nil, nil // wiring, not parsed values
 		if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(tasksOptions{})); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tt.args, diff)
 		}

@@ -60,6 +60,30 @@ type Config struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Worker is the [worker] section: many workers on one plan.
 	Worker Worker `toml:"worker"`
+	// GitHub is the [github] section: issues as a plan (github:OWNER/REPO)
+	// and the pull request a run can end at.
+	GitHub GitHub `toml:"github"`
+}
+
+// GitHub is the [github] section.
+type GitHub struct {
+	// Label, Milestone and Assignee select the open issues that are the
+	// plan of github:OWNER/REPO.
+	Label     string `toml:"label"`
+	Milestone string `toml:"milestone"`
+	Assignee  string `toml:"assignee"`
+	// APIURL is a GitHub Enterprise server's API; empty: github.com.
+	APIURL string `toml:"api-url"`
+	// Repo is OWNER/REPO of the pull request when the plan is not a
+	// github: one; empty: the remote's URL says.
+	Repo string `toml:"repo"`
+	// Remote is the git remote the run branch is pushed to; Base the
+	// branch the pull request merges into (empty: the default branch).
+	Remote string `toml:"remote"`
+	Base   string `toml:"base"`
+	// PR pushes the run branch and opens or updates its pull request at
+	// the end of a run.
+	PR bool `toml:"pr"`
 }
 
 // Sandbox is the [sandbox] section. Agents, reviewers and gates run in a
@@ -162,7 +186,7 @@ type Gates struct {
 
 // sections are the tables whose keys are written "section.key" in the
 // schema (gates.commands); the agents table has its own rules.
-func sections() []string { return []string{"gates", "notify", "review", "sandbox"} }
+func sections() []string { return []string{"gates", "notify", "review", "sandbox", "github"} }
 
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
@@ -242,5 +266,6 @@ func Defaults() Config {
 		Review:  Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
 		Sandbox: Sandbox{Mode: "auto", Network: true},
 		Worker:  Worker{Remote: "origin", Lease: Duration(DefaultLease)},
+		GitHub:  GitHub{Label: "ralph", Remote: "origin"},
 	}
 }

@@ -94,6 +94,15 @@ var layerValues = map[string][3]string{
 	"notify.webhook-url":      {"https://w.example/1", "https://w.example/2", "https://w.example/3"},
 	"notify.webhook-headers":  {"A: 1", "B: 2,C: 3", "D: 4"},
 	"notify.command":          {"echo 1", "echo 2", "echo 3"},
+
+	"github.label":     {"l1", "l2", "l3"},
+	"github.milestone": {"m1", "2", "*"},
+	"github.assignee":  {"a", "b", "none"},
+	"github.api-url":   {"https://g1.example/api/v3/", "https://g2.example/api/v3/", "http://127.0.0.1:3/api/v3/"},
+	"github.repo":      {"o/r1", "o/r2", "o/r3"},
+	"github.remote":    {"up", "origin", "fork"},
+	"github.base":      {"main", "dev", "next"},
+	"github.pr":        {"true", "false", "true"},
 }
 
 // tomlLine writes key = value in TOML, from the environment form.

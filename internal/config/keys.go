@@ -194,7 +194,7 @@ func fields() []field {
 			doc:   "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
 			check: func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
 			flag:  runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
-	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields(), workerFields())...)
+	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields(), workerFields(), githubFields())...)
 }
 
 // sandboxFields are the keys of the [sandbox] section.
@@ -249,6 +249,37 @@ func reviewFields() []field {
 		{key: "review.rounds", ptr: func(c *Config) any { return &c.Review.Rounds },
 			doc:   "[review] end review rounds at most (each round's findings become tasks, then run)",
 			check: func(c *Config) string { return atLeast(c.Review.Rounds, 1) }},
+	}
+}
+
+// githubFields are the keys of the [github] section.
+func githubFields() []field {
+	both := func(name, usage string) *flagSpec {
+		return &flagSpec{name: name, usage: usage, commands: []string{"run", "tasks"}}
+	}
+	return []field{
+		{key: "github.label", ptr: func(c *Config) any { return &c.GitHub.Label },
+			doc:  "[github] the label of the issues that are the plan of github:OWNER/REPO; empty: every open issue",
+			flag: both("label", "with a github: plan, the issues with this `LABEL`")},
+		{key: "github.milestone", ptr: func(c *Config) any { return &c.GitHub.Milestone },
+			doc:  "[github] only the issues of this milestone (its title or number, * or none)",
+			flag: both("milestone", "with a github: plan, the issues of this milestone")},
+		{key: "github.assignee", ptr: func(c *Config) any { return &c.GitHub.Assignee },
+			doc:  "[github] only the issues assigned to this user (* any, none)",
+			flag: both("assignee", "with a github: plan, the issues assigned to this `USER`")},
+		{key: "github.api-url", ptr: func(c *Config) any { return &c.GitHub.APIURL },
+			doc:   "[github] a GitHub Enterprise server's API URL (https://HOST/api/v3/); empty: github.com",
+			check: func(c *Config) string { return checkURL(c.GitHub.APIURL) }},
+		{key: "github.repo", ptr: func(c *Config) any { return &c.GitHub.Repo },
+			doc: "[github] OWNER/REPO of the pull request when the plan is not github:OWNER/REPO; empty: from the remote's URL"},
+		{key: "github.remote", ptr: func(c *Config) any { return &c.GitHub.Remote },
+			doc:   "[github] the git remote the run branch is pushed to",
+			check: func(c *Config) string { return notEmpty(c.GitHub.Remote) }},
+		{key: "github.base", ptr: func(c *Config) any { return &c.GitHub.Base },
+			doc: "[github] the branch the pull request merges into; empty: the repository's default branch"},
+		{key: "github.pr", ptr: func(c *Config) any { return &c.GitHub.PR },
+			doc:  "[github] at the end of a run, push the branch and open or update its pull request",
+			flag: runFlag("pr", "", "at the end of the run, push the branch and open or update its pull request")},
 	}
 }
 
