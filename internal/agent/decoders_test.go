@@ -102,8 +102,8 @@ func TestDecoderFixtures(t *testing.T) {
 			// The CLI exits with the HTTP status, which the shell sees as 429 % 256.
 			agent: "gemini", fixture: "gemini-stream-429-sample.jsonl", exitCode: 173,
 			want: Result{
-				SessionID: "c4abc581-f58d-4740-a6e5-32e95a2227f7",
-				IsError:   true, ErrorKind: ErrorRateLimit, ErrorText: gemini429, HTTPStatus: 429, ExitCode: 173,
+				SessionID: "c4abc581-f58d-4740-a6e5-32e95a2227f7", Model: "gemini-2.5-pro",
+				IsError: true, ErrorKind: ErrorRateLimit, ErrorText: gemini429, HTTPStatus: 429, ExitCode: 173,
 			},
 			wantEvents: []Event{
 				{Kind: EventError, Text: gemini429},
@@ -368,7 +368,7 @@ func TestGeminiDecoder(t *testing.T) {
 	got, events := runDecoded(t, "gemini", []byte(stream), 0, "")
 	want := Result{
 		FinalText: "<promise>TASK_DONE</promise>", Messages: []string{"Working.", "<promise>TASK_DONE</promise>"},
-		SessionID: "g1", Usage: *usage(400, 100, 1000, 0),
+		SessionID: "g1", Model: "gemini-2.5-pro", Usage: *usage(400, 100, 1000, 0),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Result (-want +got):\n%s", diff)
