@@ -60,7 +60,9 @@ type ReviewEvidence struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
-	DurationMS       int64   `json:"duration_ms"`
+	// CostSource says where CostUSD comes from (cost.go).
+	CostSource string `json:"cost_source,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 // By is who reviewed: agent/model, or the agent alone.

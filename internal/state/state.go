@@ -41,28 +41,31 @@ func Live(status string) bool {
 // Record is one line of history.jsonl: one agent invocation, whatever its
 // outcome.
 type Record struct {
-	RunID              string    `json:"run_id"`
-	Iteration          int       `json:"iteration"`
-	TaskID             string    `json:"task_id"`
-	Agent              string    `json:"agent"`
-	Model              string    `json:"model"`
-	StartedAt          time.Time `json:"started_at"`
-	EndedAt            time.Time `json:"ended_at"`
-	DurationMS         int64     `json:"duration_ms"`
-	ExitCode           int       `json:"exit_code"`
-	Outcome            Outcome   `json:"outcome"`
-	Marker             string    `json:"marker"`
-	Strategy           string    `json:"strategy"`
-	InputTokens        int64     `json:"input_tokens"`
-	OutputTokens       int64     `json:"output_tokens"`
-	CacheReadTokens    int64     `json:"cache_read_tokens"`
-	CacheWriteTokens   int64     `json:"cache_write_tokens"`
-	CostUSD            float64   `json:"cost_usd"`
-	ContextUsedPercent float64   `json:"context_used_percent"`
-	SessionID          string    `json:"session_id"`
-	FilesChanged       int       `json:"files_changed"`
-	Commit             string    `json:"commit"`
-	Error              string    `json:"error"`
+	RunID            string    `json:"run_id"`
+	Iteration        int       `json:"iteration"`
+	TaskID           string    `json:"task_id"`
+	Agent            string    `json:"agent"`
+	Model            string    `json:"model"`
+	StartedAt        time.Time `json:"started_at"`
+	EndedAt          time.Time `json:"ended_at"`
+	DurationMS       int64     `json:"duration_ms"`
+	ExitCode         int       `json:"exit_code"`
+	Outcome          Outcome   `json:"outcome"`
+	Marker           string    `json:"marker"`
+	Strategy         string    `json:"strategy"`
+	InputTokens      int64     `json:"input_tokens"`
+	OutputTokens     int64     `json:"output_tokens"`
+	CacheReadTokens  int64     `json:"cache_read_tokens"`
+	CacheWriteTokens int64     `json:"cache_write_tokens"`
+	CostUSD          float64   `json:"cost_usd"`
+	// CostSource says where CostUSD comes from: reported, estimated or
+	// unknown (cost.go); with a reviewer, the least certain of the two.
+	CostSource         string  `json:"cost_source,omitempty"`
+	ContextUsedPercent float64 `json:"context_used_percent"`
+	SessionID          string  `json:"session_id"`
+	FilesChanged       int     `json:"files_changed"`
+	Commit             string  `json:"commit"`
+	Error              string  `json:"error"`
 	// The evidence of a done claim: the gates that ran on it, what the
 	// tamper guard found in the task's diff, and the reviewer's verdict
 	// (evidence.go). Absent where the step did not run.
@@ -85,7 +88,9 @@ type Totals struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
-	DurationMS       int64   `json:"duration_ms"`
+	// CostSource is the least certain source of the costs added up.
+	CostSource string `json:"cost_source,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 // TaskState is what ralph remembers of one task across runs.
@@ -133,6 +138,9 @@ type State struct {
 	// Sandbox is the sandbox the run's agents, reviewers and gates run
 	// in.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Quota is the latest known state of each of the account's usage
+	// windows, by window name, kept across runs (they share the account).
+	Quota map[string]QuotaWindow `json:"quota,omitempty"`
 }
 
 // Sandbox is the sandbox of a run.
@@ -167,6 +175,7 @@ func (t *Totals) Add(d Totals) {
 	t.CacheReadTokens += d.CacheReadTokens
 	t.CacheWriteTokens += d.CacheWriteTokens
 	t.CostUSD += d.CostUSD
+	t.CostSource = CombineCostSource(t.CostSource, d.CostSource)
 	t.DurationMS += d.DurationMS
 }
 
@@ -175,9 +184,10 @@ func (t *Totals) Add(d Totals) {
 // start, not here.
 func (t *Totals) AddRecord(r Record, tasksDone int) {
 	t.Add(Totals{TasksDone: tasksDone, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS})
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD,
+		CostSource: r.CostSource, DurationMS: r.DurationMS})
 	if v := r.Review; v != nil {
 		t.Add(Totals{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, CacheReadTokens: v.CacheReadTokens,
-			CacheWriteTokens: v.CacheWriteTokens, CostUSD: v.CostUSD})
+			CacheWriteTokens: v.CacheWriteTokens, CostUSD: v.CostUSD, CostSource: v.CostSource})
 	}
 }
