@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -137,6 +138,11 @@ type parallelRun struct {
 	// totals is the run's totals as last merged, for workers' events.
 	totalsMu sync.Mutex
 	totals   state.Totals
+	// limitWaited is when the last wait for a usage limit ended
+	// (coordinator only): the workers share the account, so a limit that
+	// hit an iteration started before then was that same limit, already
+	// waited out, and its task simply runs again.
+	limitWaited time.Time
 }
 
 // worktree is one task's checkout.
@@ -160,6 +166,8 @@ type result struct {
 	gate    *mergeGate
 	// startTree is the task's start as the worker left it (verify.go).
 	startTree string
+	// started is when the iteration started.
+	started time.Time
 }
 
 func (p *parallelRun) iterate(ctx context.Context) error {
@@ -238,6 +246,17 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			}
 			return started, nil
 		}
+		if name, _, _ := r.quotaHold(); name != "" {
+			// No new start while a protected window is past its line:
+			// the running tasks finish first, then the run waits for the
+			// window's reset (or stops) as without --parallel.
+			if len(running) > 0 {
+				return started, nil
+			}
+			if err := r.checkQuota(ctx, t); err != nil {
+				return started, err
+			}
+		}
 		tr, err := p.tree(ctx, t)
 		if err != nil {
 			return started, err
@@ -255,10 +274,11 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			return started, err
 		}
 		started++
+		startedAt := r.deps.Now()
 		go func() {
 			it, err := w.runIteration(ctx, t)
 			results <- result{slot: slot, n: n, t: t, it: it, err: err, totals: w.st.Totals, gate: gate,
-				startTree: w.st.Tasks[t.ID].StartTree}
+				startTree: w.st.Tasks[t.ID].StartTree, started: startedAt}
 		}()
 	}
 	return started, nil
@@ -288,10 +308,20 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 		}
 		return res.err
 	}
+	r.priceWarnings()
+	if res.it.outcome == state.OutcomeRateLimited && !p.limitWaited.IsZero() && res.started.Before(p.limitWaited) {
+		// The limit this worker hit is the one the run already waited
+		// out: its task runs again, with no second wait.
+		r.noteQuota(res.it.result.Quota)
+		return r.save()
+	}
 	last := r.st.Iteration
 	r.st.Iteration = res.n // the attempt notes name the task's own iteration
 	err := r.apply(ctx, res.t, res.it)
 	r.st.Iteration = max(last, r.st.Iteration)
+	if res.it.outcome == state.OutcomeRateLimited && err == nil {
+		p.limitWaited = r.deps.Now()
+	}
 	if r.st.Tasks[res.t.ID].Failed {
 		p.drop(ctx, res.t.ID, true)
 	}

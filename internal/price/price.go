@@ -95,6 +95,16 @@ func (t *Table) With(overrides map[string]Override) *Table {
 	return c
 }
 
+// Estimate is the cost of the tokens on model, in USD; ok is false when
+// the table has no price for it.
+func (t *Table) Estimate(model string, input, output, cacheRead, cacheWrite int64) (float64, bool) {
+	p, _, ok := t.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	return p.Cost(input, output, cacheRead, cacheWrite), true
+}
+
 // DefaultModel is the model agent uses when ralph passes none, where the
 // vendor documents one; "" otherwise.
 func (t *Table) DefaultModel(agent string) string { return t.defaults[agent] }
