@@ -201,7 +201,7 @@ func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
 		}
 		switch {
 		case q.Utilization != nil && *q.Utilization >= line:
-			return name, q, fmt.Sprintf("the %s window is %.0f%% used, past the %.0f%% that --quota-reserve %g leaves",
+			return name, q, fmt.Sprintf("the %s window is %.0f%% used, at or past the %.0f%% that --quota-reserve %g allows",
 				name, *q.Utilization, line, r.opts.QuotaReserve)
 		case listed && q.Status == "allowed_warning":
 			return name, q, fmt.Sprintf("the agent warns that the %s window is running out (allowed_warning), and quota-windows protects it", name)
