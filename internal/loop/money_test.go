@@ -1,9 +1,12 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,4 +224,84 @@ func TestQuotaKeptAcrossRuns(t *testing.T) {
 	if len(f.clock.sleeps) != 1 || f.store.history[0].StartedAt.Before(reset) {
 		t.Errorf("sleeps = %v, first start %s: want a wait for the last run's window", f.clock.sleeps, f.store.history[0].StartedAt)
 	}
+}
+
+// syncClock is fakeClock for several goroutines.
+type syncClock struct {
+	mu sync.Mutex
+	fakeClock
+}
+
+func (c *syncClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fakeClock.Now()
+}
+
+func (c *syncClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fakeClock.Sleep(ctx, d)
+}
+
+func TestParallelWorkersShareOneUsageLimitWait(t *testing.T) {
+	t.Parallel()
+	clock := &syncClock{fakeClock: fakeClock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}}
+	reset := clock.now.Add(30 * time.Minute)
+	f := newParFixture(t, ids("A", "B")...)
+	both := barrier(f.agent, 2)
+	f.agent.work = func(ctx context.Context, id string, n int) error {
+		if n == 1 {
+			return both(ctx, id, n) // the first runs end once both run
+		}
+		return nil
+	}
+	limited := &limitAgent{treeAgent: f.agent, reset: reset}
+	opts := Options{Dir: "/repo", Commit: true, MaxAttempts: 3, MaxWait: time.Hour}
+	deps := Deps{Agent: limited, Plan: f.plan, Store: f.store, Repo: f.main, Now: clock.Now, Sleep: clock.Sleep,
+		Jitter: func(time.Duration) time.Duration { return 0 },
+		Emit:   func(e Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() }}
+	err := RunParallel(t.Context(), opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/.ralph/worktrees"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"A": {"rate_limited", "task_done"}, "B": {"rate_limited", "task_done"}}
+	if diff := cmp.Diff(want, f.store.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if len(clock.sleeps) != 1 || clock.sleeps[0] != 30*time.Minute {
+		t.Errorf("sleeps = %v, want one wait of 30m for both workers", clock.sleeps)
+	}
+	for _, r := range f.store.history {
+		if r.Outcome == state.OutcomeTaskDone && r.StartedAt.Before(reset) {
+			t.Errorf("%s started again at %s, before the reset %s", r.TaskID, r.StartedAt, reset)
+		}
+	}
+	for id, ts := range f.store.st.Tasks {
+		if ts.Attempts != 0 {
+			t.Errorf("%s: %d attempts counted, want none", id, ts.Attempts)
+		}
+	}
+}
+
+// limitAgent is treeAgent whose first run of each task hits the usage
+// limit, resetting at reset.
+type limitAgent struct {
+	*treeAgent
+	reset time.Time
+}
+
+func (a *limitAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	id := filepath.Base(req.Dir)
+	a.mu.Lock()
+	first := a.calls[id] == 0
+	a.mu.Unlock()
+	if !first {
+		return a.treeAgent.Run(ctx, req, sink)
+	}
+	res, err := a.treeAgent.Run(ctx, req, sink)
+	if err != nil || res.Interrupted {
+		return res, err
+	}
+	return agent.Result{IsError: true, ErrorKind: agent.ErrorUsageLimit, ErrorText: "You've hit your limit", ResetAt: a.reset}, nil
 }
