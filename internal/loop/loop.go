@@ -347,7 +347,8 @@ func (r *runner) iterate(ctx context.Context) error {
 func (r *runner) checkBudget() error {
 	t := r.st.Totals
 	if r.opts.Budget > 0 && t.CostUSD >= r.opts.Budget {
-		return fmt.Errorf("%w: budget $%.2f reached (spent $%.4f over %d iterations)", ErrLimit, r.opts.Budget, t.CostUSD, t.Iterations)
+		return fmt.Errorf("%w: budget $%.2f reached (spent %s over %d iterations)", ErrLimit, r.opts.Budget,
+			state.FormatCost(t.CostUSD, t.CostSource), t.Iterations)
 	}
 	if used := t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens; r.opts.MaxTokens > 0 && used >= r.opts.MaxTokens {
 		return fmt.Errorf("%w: token budget %d reached (used %d over %d iterations)", ErrLimit, r.opts.MaxTokens, used, t.Iterations)

@@ -69,6 +69,13 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 	}
 	u := res.Usage
 	if u.InputTokens+u.OutputTokens+u.CacheReadTokens+u.CacheWriteTokens == 0 {
+		if res.RawText {
+			// Plain text output (Kiro, a command agent): no tokens were
+			// reported, not none used.
+			p.once("(tokens)", fmt.Sprintf("%s reports neither tokens nor cost: what its iterations cost is unknown, "+
+				"and neither --budget nor --max-tokens can see it", p.Name()))
+			return
+		}
 		// Nothing used costs nothing, whatever the model.
 		res.HasCost, res.CostEstimated = true, true
 		return
@@ -84,17 +91,22 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 		res.CostUSD, res.HasCost, res.CostEstimated = usd, true, true
 		return
 	}
+	if model == "" {
+		p.once("(default)", fmt.Sprintf("%s: no price for the model it uses by default: its tokens are counted but not their cost, "+
+			"so --budget does not see them; run with --model and, if ralph has no price for it, add [prices.\"MODEL\"] to ralph.toml", p.Name()))
+		return
+	}
+	p.once(model, fmt.Sprintf("%s: no price for model %s: its tokens are counted but not their cost, so --budget does not see them; "+
+		"add [prices.%q] input, output, cache-read and cache-write (USD per million tokens) to ralph.toml", p.Name(), model, model))
+}
+
+// once queues warning the first time key comes up.
+func (p *pricedAgent) once(key, warning string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if model == "" {
-		model = "(the agent's default)"
-	}
-	if !p.unknown[model] {
-		p.unknown[model] = true
-		p.pending = append(p.pending, fmt.Sprintf(
-			"%s: no price for model %s: its tokens are counted but not their cost, so --budget does not see them; "+
-				"add [prices.%q] input, output, cache-read and cache-write (USD per million tokens) to ralph.toml",
-			p.Name(), model, model))
+	if !p.unknown[key] {
+		p.unknown[key] = true
+		p.pending = append(p.pending, warning)
 	}
 }
 

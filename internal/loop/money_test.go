@@ -305,3 +305,88 @@ func (a *limitAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink
 	}
 	return agent.Result{IsError: true, ErrorKind: agent.ErrorUsageLimit, ErrorText: "You've hit your limit", ResetAt: a.reset}, nil
 }
+
+func TestTextAgentWithoutTokensHasAnUnknownCost(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"}, agent.Result{FinalText: "All finished. <promise> TASK_DONE </promise>", RawText: true})
+	f.opts.Prices = tablePrices{model: "gpt-x", def: "gpt-x"}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.store.history {
+		if r.CostSource != state.CostUnknown {
+			t.Errorf("record %s: cost_source %q, want unknown", r.TaskID, r.CostSource)
+		}
+	}
+	n := 0
+	for _, w := range f.warns {
+		if strings.Contains(w, "reports neither tokens nor cost") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want one saying the agent reports neither tokens nor cost", f.warns)
+	}
+}
+
+func TestNoTokensCostNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, agent.Result{FinalText: "<promise>TASK_DONE</promise>"})
+	f.opts.Prices = tablePrices{model: "gpt-x"}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.store.history[0]; r.CostUSD != 0 || r.CostSource != state.CostEstimated || len(f.warns) > 0 {
+		t.Errorf("record: $%v %q, warnings %q; want $0 estimated, no warning", r.CostUSD, r.CostSource, f.warns)
+	}
+}
+
+func TestParallelQuotaHoldsNewStartsUntilTheReset(t *testing.T) {
+	t.Parallel()
+	clock := &syncClock{fakeClock: fakeClock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}}
+	reset := clock.now.Add(30 * time.Minute)
+	f := newParFixture(t, ids("A", "B", "C")...)
+	both := barrier(f.agent, 2)
+	f.agent.work = func(ctx context.Context, id string, n int) error {
+		if id != "C" {
+			return both(ctx, id, n)
+		}
+		return nil
+	}
+	quota := &quotaAgent{treeAgent: f.agent, window: agent.QuotaWindow{Window: "seven_day", Status: "allowed",
+		Utilization: 90, HasUtilization: true, ResetsAt: reset}}
+	opts := Options{Dir: "/repo", Commit: true, MaxAttempts: 3, MaxWait: time.Hour, QuotaReserve: 20}
+	deps := Deps{Agent: quota, Plan: f.plan, Store: f.store, Repo: f.main, Now: clock.Now, Sleep: clock.Sleep,
+		Jitter: func(time.Duration) time.Duration { return 0 }}
+	err := RunParallel(t.Context(), opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/.ralph/worktrees"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clock.sleeps) != 1 || clock.sleeps[0] != 30*time.Minute {
+		t.Errorf("sleeps = %v, want one wait of 30m", clock.sleeps)
+	}
+	for _, r := range f.store.history {
+		if r.TaskID == "C" && r.StartedAt.Before(reset) {
+			t.Errorf("C started at %s, before the window's reset %s", r.StartedAt, reset)
+		}
+	}
+	for _, id := range []string{"A", "B", "C"} {
+		if !f.plan.done(id) {
+			t.Errorf("%s not done", id)
+		}
+	}
+}
+
+// quotaAgent is treeAgent whose runs of A and B report window.
+type quotaAgent struct {
+	*treeAgent
+	window agent.QuotaWindow
+}
+
+func (a *quotaAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	res, err := a.treeAgent.Run(ctx, req, sink)
+	if id := filepath.Base(req.Dir); id != "C" {
+		res.Quota = []agent.QuotaWindow{a.window}
+	}
+	return res, err
+}
