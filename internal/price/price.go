@@ -12,6 +12,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -75,9 +76,7 @@ func Builtin() *Table {
 // With returns a copy of t with the user's prices applied, by model name.
 func (t *Table) With(overrides map[string]Override) *Table {
 	c := &Table{Date: t.Date, models: make(map[string]Price, len(t.models)+len(overrides)), defaults: t.defaults}
-	for k, v := range t.models {
-		c.models[k] = v
-	}
+	maps.Copy(c.models, t.models)
 	for name, o := range overrides {
 		key := Normalize(name)
 		p := c.models[key]

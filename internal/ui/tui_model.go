@@ -97,7 +97,7 @@ type model struct {
 	planTotal int
 	totals    state.Totals
 	// quota is the account's usage windows as last reported.
-	quota map[string]state.QuotaWindow
+	quota     map[string]state.QuotaWindow
 	iterUsage agent.Usage // the current iteration's tokens so far
 	ctxPct    float64
 	waitUntil time.Time
