@@ -168,6 +168,8 @@ type result struct {
 	startTree string
 	// started is when the iteration started.
 	started time.Time
+	// quota is the usage windows as the worker last knew them.
+	quota map[string]state.QuotaWindow
 }
 
 func (p *parallelRun) iterate(ctx context.Context) error {
@@ -278,7 +280,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		go func() {
 			it, err := w.runIteration(ctx, t)
 			results <- result{slot: slot, n: n, t: t, it: it, err: err, totals: w.st.Totals, gate: gate,
-				startTree: w.st.Tasks[t.ID].StartTree, started: startedAt}
+				startTree: w.st.Tasks[t.ID].StartTree, started: startedAt, quota: w.st.Quota}
 		}()
 	}
 	return started, nil
@@ -309,6 +311,7 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 		return res.err
 	}
 	r.priceWarnings()
+	p.takeQuota(res.quota)
 	if res.it.outcome == state.OutcomeRateLimited && !p.limitWaited.IsZero() && res.started.Before(p.limitWaited) {
 		// The limit this worker hit is the one the run already waited
 		// out: its task runs again, with no second wait.
@@ -329,6 +332,20 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 		err = serr
 	}
 	return err
+}
+
+// takeQuota keeps the windows a worker heard of later than the run did
+// (its reviewer's reports).
+func (p *parallelRun) takeQuota(quota map[string]state.QuotaWindow) {
+	r := p.r
+	for name, q := range quota {
+		if old, ok := r.st.Quota[name]; !ok || q.UpdatedAt.After(old.UpdatedAt) {
+			if r.st.Quota == nil {
+				r.st.Quota = map[string]state.QuotaWindow{}
+			}
+			r.st.Quota[name] = q
+		}
+	}
 }
 
 // afterOnce ends a --once run: success when every task it started was
@@ -382,6 +399,7 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 	}
 	w.st = r.st
 	w.st.Tasks = maps.Clone(r.st.Tasks)
+	w.st.Quota = maps.Clone(r.st.Quota) // its reviewer's reports come back in result.quota
 	w.st.Totals = state.Totals{}
 	w.st.Iteration = n - 1 // runIteration counts it
 	for id, notes := range r.attempts {
