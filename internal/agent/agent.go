@@ -94,10 +94,10 @@ type Result struct {
 	Turns   int
 	Usage   Usage
 	// CostUSD is the cost the agent reported; HasCost says whether it did.
+	CostUSD float64
+	HasCost bool
 	// CostEstimated says ralph estimated CostUSD from the tokens and its
 	// price table instead (set by the loop, never by a decoder).
-	CostUSD       float64
-	HasCost       bool
 	CostEstimated bool
 	// Model is the model the agent said it used, where its output names
 	// one; prices are looked up by it before the configured model.

@@ -60,9 +60,8 @@ type ReviewEvidence struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
-	// CostSource says where CostUSD comes from (cost.go).
-	CostSource string `json:"cost_source,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
+	CostSource       string  `json:"cost_source,omitempty"` // reported, estimated or unknown (cost.go)
+	DurationMS       int64   `json:"duration_ms"`
 }
 
 // By is who reviewed: agent/model, or the agent alone.

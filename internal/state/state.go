@@ -41,31 +41,29 @@ func Live(status string) bool {
 // Record is one line of history.jsonl: one agent invocation, whatever its
 // outcome.
 type Record struct {
-	RunID            string    `json:"run_id"`
-	Iteration        int       `json:"iteration"`
-	TaskID           string    `json:"task_id"`
-	Agent            string    `json:"agent"`
-	Model            string    `json:"model"`
-	StartedAt        time.Time `json:"started_at"`
-	EndedAt          time.Time `json:"ended_at"`
-	DurationMS       int64     `json:"duration_ms"`
-	ExitCode         int       `json:"exit_code"`
-	Outcome          Outcome   `json:"outcome"`
-	Marker           string    `json:"marker"`
-	Strategy         string    `json:"strategy"`
-	InputTokens      int64     `json:"input_tokens"`
-	OutputTokens     int64     `json:"output_tokens"`
-	CacheReadTokens  int64     `json:"cache_read_tokens"`
-	CacheWriteTokens int64     `json:"cache_write_tokens"`
-	CostUSD          float64   `json:"cost_usd"`
-	// CostSource says where CostUSD comes from: reported, estimated or
-	// unknown (cost.go); with a reviewer, the least certain of the two.
-	CostSource         string  `json:"cost_source,omitempty"`
-	ContextUsedPercent float64 `json:"context_used_percent"`
-	SessionID          string  `json:"session_id"`
-	FilesChanged       int     `json:"files_changed"`
-	Commit             string  `json:"commit"`
-	Error              string  `json:"error"`
+	RunID              string    `json:"run_id"`
+	Iteration          int       `json:"iteration"`
+	TaskID             string    `json:"task_id"`
+	Agent              string    `json:"agent"`
+	Model              string    `json:"model"`
+	StartedAt          time.Time `json:"started_at"`
+	EndedAt            time.Time `json:"ended_at"`
+	DurationMS         int64     `json:"duration_ms"`
+	ExitCode           int       `json:"exit_code"`
+	Outcome            Outcome   `json:"outcome"`
+	Marker             string    `json:"marker"`
+	Strategy           string    `json:"strategy"`
+	InputTokens        int64     `json:"input_tokens"`
+	OutputTokens       int64     `json:"output_tokens"`
+	CacheReadTokens    int64     `json:"cache_read_tokens"`
+	CacheWriteTokens   int64     `json:"cache_write_tokens"`
+	CostUSD            float64   `json:"cost_usd"`
+	CostSource         string    `json:"cost_source,omitempty"` // reported, estimated or unknown (cost.go)
+	ContextUsedPercent float64   `json:"context_used_percent"`
+	SessionID          string    `json:"session_id"`
+	FilesChanged       int       `json:"files_changed"`
+	Commit             string    `json:"commit"`
+	Error              string    `json:"error"`
 	// The evidence of a done claim: the gates that ran on it, what the
 	// tamper guard found in the task's diff, and the reviewer's verdict
 	// (evidence.go). Absent where the step did not run.
@@ -88,9 +86,8 @@ type Totals struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
-	// CostSource is the least certain source of the costs added up.
-	CostSource string `json:"cost_source,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
+	CostSource       string  `json:"cost_source,omitempty"` // the least certain of the costs added up
+	DurationMS       int64   `json:"duration_ms"`
 }
 
 // TaskState is what ralph remembers of one task across runs.
