@@ -112,9 +112,6 @@ type receipt struct {
 	CacheReadTokens  int64         `json:"cache_read_tokens"`
 	CacheWriteTokens int64         `json:"cache_write_tokens"`
 	CostUSD          float64       `json:"cost_usd"`
-	// CostSource is the least certain source of its costs: reported,
-	// estimated or unknown.
-	CostSource string `json:"cost_source,omitempty"`
 	// Reviews counts the reviewer runs over all its iterations.
 	Reviews int `json:"reviews,omitempty"`
 	// The evidence of the iteration that finished the task: its gates,
@@ -122,6 +119,9 @@ type receipt struct {
 	Gates  []state.GateRun       `json:"gates,omitempty"`
 	Guard  *state.GuardEvidence  `json:"guard,omitempty"`
 	Review *state.ReviewEvidence `json:"review,omitempty"`
+	// CostSource is the least certain source of its costs: reported,
+	// estimated or unknown.
+	CostSource string `json:"cost_source,omitempty"`
 }
 
 // reviewCost is what an iteration's reviewer cost.
