@@ -708,3 +708,18 @@ cat "$FIXTURE"`
 		t.Errorf("scratch directory %s left behind (%v)", filepath.Dir(string(usageFile)), err)
 	}
 }
+
+// Copilot's session.shutdown names the models it used: the one with the
+// most tokens is the run's, for prices.
+func TestCopilotShutdownNamesTheModel(t *testing.T) {
+	t.Parallel()
+	stream := `{"type":"session.shutdown","data":{"modelMetrics":{"gpt-5.4-mini":{"usage":{"inputTokens":100,"outputTokens":10}},"claude-sonnet-4-5":{"usage":{"inputTokens":5000,"outputTokens":300,"cacheReadTokens":1000}}}}}
+`
+	got, _ := runDecoded(t, "copilot", []byte(stream), 0, "")
+	if got.Model != "claude-sonnet-4-5" {
+		t.Errorf("Model = %q, want claude-sonnet-4-5", got.Model)
+	}
+	if want := *usage(4100, 310, 1000, 0); got.Usage != want {
+		t.Errorf("Usage = %+v, want %+v", got.Usage, want)
+	}
+}
