@@ -285,7 +285,7 @@ func (r *runner) start(ctx context.Context) error {
 		return r.finish(err)
 	}
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
-		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote(),
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote() + r.quotaNote(),
 		Sandbox: r.opts.Sandbox})
 	if sb := r.opts.Sandbox; sb != nil && sb.Warning != "" {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +

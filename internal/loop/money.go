@@ -252,6 +252,23 @@ func (r *runner) checkQuota(ctx context.Context, t task.Task) error {
 	return err
 }
 
+// quotaNote says in the run header how the run paces against the
+// account's windows; "" when it does not.
+func (r *runner) quotaNote() string {
+	if r.opts.QuotaReserve <= 0 {
+		return ""
+	}
+	windows := "every window the agent reports"
+	if len(r.opts.QuotaWindows) > 0 {
+		windows = strings.Join(r.opts.QuotaWindows, ", ")
+	}
+	action := "waits for the reset"
+	if r.opts.QuotaAction == QuotaStop {
+		action = "stops"
+	}
+	return fmt.Sprintf(", quota reserve %g%% of %s (past it, the run %s)", r.opts.QuotaReserve, windows, action)
+}
+
 func resetNote(q state.QuotaWindow) string {
 	if q.ResetsAt == nil {
 		return "the tasks stay open"
