@@ -162,14 +162,27 @@ func (r *runner) noteQuota(windows []agent.QuotaWindow) {
 			t := w.ResetsAt
 			q.ResetsAt = &t
 		}
-		if old, ok := r.st.Quota[w.Window]; !ok || old.String() != q.String() {
+		old, ok := r.st.Quota[w.Window]
+		if !ok || old.String() != q.String() {
 			changed = true
+		}
+		if ok && samePeriod(old, q) && *q.Utilization > *old.Utilization {
+			step := *q.Utilization - *old.Utilization
+			q.Step = &step
+		} else if ok && samePeriod(old, q) {
+			q.Step = old.Step
 		}
 		r.st.Quota[w.Window] = q
 	}
 	if changed {
 		r.emit(Event{Kind: EventQuota, Iteration: r.st.Iteration, Quota: r.st.Quota, Message: QuotaLine(r.st.Quota)})
 	}
+}
+
+// samePeriod says two reports of a window, both with a utilization, are
+// of the same period (the same reset).
+func samePeriod(a, b state.QuotaWindow) bool {
+	return a.Utilization != nil && b.Utilization != nil && a.ResetsAt != nil && b.ResetsAt != nil && a.ResetsAt.Equal(*b.ResetsAt)
 }
 
 // QuotaLine is the windows' state in one line, for status and the TUI:
@@ -215,6 +228,9 @@ func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
 		case q.Utilization != nil && *q.Utilization >= line:
 			return name, q, fmt.Sprintf("the %s window is %.0f%% used, at or past the %.0f%% that --quota-reserve %g allows",
 				name, *q.Utilization, line, r.opts.QuotaReserve)
+		case q.Utilization != nil && q.Step != nil && *q.Utilization+*q.Step > line:
+			return name, q, fmt.Sprintf("the %s window is %.0f%% used and the last iteration used %.1f%% of it: "+
+				"another would pass the %.0f%% that --quota-reserve %g allows", name, *q.Utilization, *q.Step, line, r.opts.QuotaReserve)
 		case listed && q.Status == "allowed_warning":
 			return name, q, fmt.Sprintf("the agent warns that the %s window is running out (allowed_warning), and quota-windows protects it", name)
 		}

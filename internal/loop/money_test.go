@@ -390,3 +390,23 @@ func (a *quotaAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink
 	}
 	return res, err
 }
+
+// An iteration that would take a window past the line does not start
+// either: the last one's use says how far the next may go.
+func TestQuotaStepKeepsTheNextIterationBelowTheLine(t *testing.T) {
+	t.Parallel()
+	reset := time.Date(2026, 11, 21, 12, 45, 0, 0, time.UTC)
+	f := newFixture(t, []string{"A", "B", "C"},
+		quotaResult("five_hour", "allowed", 70, reset), quotaResult("five_hour", "allowed", 76, reset), done())
+	f.opts.QuotaReserve = 20
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.clock.sleeps) != 1 || f.store.history[2].StartedAt.Before(reset) {
+		t.Errorf("sleeps = %v, C started %s: want one wait for the reset before C (76%% + 6%% passes 80%%)",
+			f.clock.sleeps, f.store.history[2].StartedAt)
+	}
+	if q := f.store.st.Quota["five_hour"]; q.Step == nil || math.Abs(*q.Step-6) > 1e-9 {
+		t.Errorf("quota = %+v, want a step of 6%%", q)
+	}
+}

@@ -63,6 +63,9 @@ type QuotaWindow struct {
 	Utilization *float64 `json:"utilization,omitempty"`
 	// ResetsAt is when the window resets, where the agent said.
 	ResetsAt *time.Time `json:"resets_at,omitempty"`
+	// Step is how much of the window, in percent, the last iteration
+	// used, where two reports in the same period tell.
+	Step *float64 `json:"step,omitempty"`
 	// UpdatedAt is when the agent reported it.
 	UpdatedAt time.Time `json:"updated_at"`
 }
