@@ -120,7 +120,7 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 	r.st = state.State{RunID: cmp.Or(r.opts.RunID, state.NewRunID(now)), Status: state.StatusRunning,
 		Plan: r.deps.Plan.Plan().Path, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
 		StartedAt: now, UpdatedAt: now, PID: r.opts.PID, Tasks: prev.Tasks, Findings: prev.Findings,
-		EndReview: &state.EndReview{Base: base}}
+		EndReview: &state.EndReview{Base: base}, Quota: prev.Quota}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
 	}
