@@ -3,8 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,9 +38,10 @@ type pricedAgent struct {
 	Agent
 	prices Pricer
 	mu     sync.Mutex
-	// unknown are the models already found without a price; pending the
-	// warnings not yet shown (the coordinator's goroutine shows them).
-	unknown map[string]bool
+	// warned are the models (or "(default)", "(tokens)") already warned
+	// of; pending the warnings not yet shown (the coordinator's goroutine
+	// shows them: workers share the agent).
+	warned  map[string]bool
 	pending []string
 }
 
@@ -53,7 +54,7 @@ func priced(a Agent, prices Pricer) Agent {
 	if _, ok := a.(*pricedAgent); ok {
 		return a
 	}
-	return &pricedAgent{Agent: a, prices: prices, unknown: map[string]bool{}}
+	return &pricedAgent{Agent: a, prices: prices, warned: map[string]bool{}}
 }
 
 func (p *pricedAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
@@ -104,8 +105,8 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 func (p *pricedAgent) once(key, warning string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.unknown[key] {
-		p.unknown[key] = true
+	if !p.warned[key] {
+		p.warned[key] = true
 		p.pending = append(p.pending, warning)
 	}
 }
@@ -175,7 +176,8 @@ func (r *runner) noteQuota(windows []agent.QuotaWindow) {
 		r.st.Quota[w.Window] = q
 	}
 	if changed {
-		r.emit(Event{Kind: EventQuota, Iteration: r.st.Iteration, Quota: r.st.Quota, Message: QuotaLine(r.st.Quota)})
+		// A copy: renderers keep events, and the run goes on changing its own.
+		r.emit(Event{Kind: EventQuota, Iteration: r.st.Iteration, Quota: maps.Clone(r.st.Quota), Message: quotaLine(r.st.Quota)})
 	}
 }
 
@@ -185,15 +187,11 @@ func samePeriod(a, b state.QuotaWindow) bool {
 	return a.Utilization != nil && b.Utilization != nil && a.ResetsAt != nil && b.ResetsAt != nil && a.ResetsAt.Equal(*b.ResetsAt)
 }
 
-// QuotaLine is the windows' state in one line, for status and the TUI:
+// quotaLine is the windows' state in one line, for the quota event:
 // "five_hour allowed, 12% used · seven_day allowed_warning, 85% used,
 // resets …".
-func QuotaLine(quota map[string]state.QuotaWindow) string {
-	names := make([]string, 0, len(quota))
-	for name := range quota {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+func quotaLine(quota map[string]state.QuotaWindow) string {
+	names := slices.Sorted(maps.Keys(quota))
 	parts := make([]string, len(names))
 	for i, name := range names {
 		parts[i] = name + " " + quota[name].String()
@@ -202,22 +200,23 @@ func QuotaLine(quota map[string]state.QuotaWindow) string {
 }
 
 // quotaHold returns the protected window that stops new iterations, and
-// why; "" when none does. A window whose reset has passed holds nothing:
-// its next report says where it stands.
+// why; "" when none does. A window whose reset has passed holds nothing,
+// nor does an earlier run's report of a window without a reset time: the
+// next report says where it stands.
 func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
 	if r.opts.QuotaReserve <= 0 {
 		return "", state.QuotaWindow{}, ""
 	}
 	line := 100 - r.opts.QuotaReserve
 	now := r.deps.Now()
-	names := make([]string, 0, len(r.st.Quota))
-	for name := range r.st.Quota {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(r.st.Quota)) {
 		q := r.st.Quota[name]
 		if q.ResetsAt != nil && !q.ResetsAt.After(now) {
+			continue
+		}
+		if q.ResetsAt == nil && q.UpdatedAt.Before(r.st.StartedAt) {
+			// No reset to wait for, and an earlier run's news: this run's
+			// first iteration will say where the window stands.
 			continue
 		}
 		listed := slices.Contains(r.opts.QuotaWindows, name)
