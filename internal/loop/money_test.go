@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"path/filepath"
@@ -409,4 +410,52 @@ func TestQuotaStepKeepsTheNextIterationBelowTheLine(t *testing.T) {
 	if q := f.store.st.Quota["five_hour"]; q.Step == nil || math.Abs(*q.Step-6) > 1e-9 {
 		t.Errorf("quota = %+v, want a step of 6%%", q)
 	}
+}
+
+// The state written in the background is a copy: the run goes on noting
+// windows while it is written (go test -race).
+func TestQuotaSavedInTheBackgroundIsACopy(t *testing.T) {
+	t.Parallel()
+	reset := time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC)
+	f := newFixture(t, []string{"A", "B", "C"}, quotaResult("five_hour", "allowed", 10, reset),
+		quotaResult("five_hour", "allowed", 20, reset), quotaResult("seven_day", "allowed", 30, reset))
+	slow := &slowStore{memStore: f.store}
+	deps := f.deps(nil)
+	deps.Store = slow
+	if err := Run(t.Context(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if q := slow.last().Quota; len(q) != 2 {
+		t.Errorf("state.json quota = %+v, want both windows", q)
+	}
+}
+
+// slowStore encodes the state as state.json would be, reading all of it.
+type slowStore struct {
+	*memStore
+	mu sync.Mutex
+	st state.State
+}
+
+func (s *slowStore) SaveState(st state.State) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	var back state.State
+	if err := json.Unmarshal(b, &back); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st = back
+	return nil
+}
+
+func (s *slowStore) LoadState() (state.State, error) { return state.State{}, nil }
+
+func (s *slowStore) last() state.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
 }

@@ -42,6 +42,7 @@ func (r *runner) saveAsync() error {
 	r.st.UpdatedAt = r.deps.Now()
 	st := r.st
 	st.Tasks = maps.Clone(r.st.Tasks) // the loop goes on changing its own
+	st.Quota = maps.Clone(r.st.Quota)
 	prev := w.last
 	cur := &saving{gen: w.gen.Add(1), done: make(chan struct{})}
 	w.last = cur
