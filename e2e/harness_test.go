@@ -214,6 +214,10 @@ func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Tu
 	// A short grace: the hang test waits for it.
 	p.toml.WriteString("grace = \"3s\"\n")
 	cli.setup(p)
+	// The fake model has a price, so that the CLIs that report tokens
+	// only get an estimated cost (tables go last in ralph.toml).
+	p.toml.WriteString("\n[prices.\"fake-model\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
+	p.toml.WriteString("\n[prices.\"custom:FakeChat-0\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
 	p.write("ralph.toml", p.toml.String())
 	p.git("add", "prd.json", "ralph.toml")
 	p.git("commit", "-q", "-m", "plan")

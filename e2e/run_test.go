@@ -86,6 +86,12 @@ func testTasksDone(t *testing.T, cli agentCLI) {
 		if h.Agent != cli.name {
 			t.Errorf("iteration %d: agent %q, want %q", h.Iteration, h.Agent, cli.name)
 		}
+		// Every receipt has a cost and says where it comes from: the
+		// CLI's own, or the price table's estimate of its tokens.
+		// (Claude Code may report $0 for a model it has no price for.)
+		if h.CostSource != state.CostReported && (h.CostSource != state.CostEstimated || h.CostUSD <= 0) {
+			t.Errorf("iteration %d: cost $%.6f, cost_source %q: want a reported or estimated cost", h.Iteration, h.CostUSD, h.CostSource)
+		}
 	}
 	p.checkShellRan(2)
 	p.checkTokens(hist)

@@ -96,6 +96,16 @@ type Result struct {
 	// CostUSD is the cost the agent reported; HasCost says whether it did.
 	CostUSD float64
 	HasCost bool
+	// CostEstimated says ralph estimated CostUSD from the tokens and its
+	// price table instead (set by the loop, never by a decoder).
+	CostEstimated bool
+	// Model is the model the agent said it used, where its output names
+	// one; prices are looked up by it before the configured model.
+	Model string
+	// Quota is the latest state of each of the account's usage windows the
+	// agent reported during the run (Claude Code's rate_limit_event), one
+	// entry per window.
+	Quota []QuotaWindow
 	// ContextWindow is the model's context size where known;
 	// ContextUsedPercent is the share of it the last turn used.
 	ContextWindow      int64
@@ -108,6 +118,21 @@ type Result struct {
 	Interrupted  bool // the context was cancelled for another reason
 	Stderr       string
 	Duration     time.Duration
+}
+
+// QuotaWindow is what the agent reported of one of the subscription's
+// usage windows.
+type QuotaWindow struct {
+	// Window names it: five_hour, seven_day, seven_day_opus, ...
+	Window string
+	// Status is allowed, allowed_warning or rejected.
+	Status string
+	// Utilization is the share of the window used, in percent, where
+	// HasUtilization says the agent reported it.
+	Utilization    float64
+	HasUtilization bool
+	// ResetsAt is when the window resets; zero when not reported.
+	ResetsAt time.Time
 }
 
 // PromptMode says how the prompt reaches the agent.

@@ -210,11 +210,33 @@ func TestClaudeDecoderLines(t *testing.T) {
 				FinalText: "You've hit your limit · resets 2pm (Asia/Shanghai)", SessionID: "s2",
 				IsError: true, ErrorKind: ErrorUsageLimit, ErrorText: "You've hit your limit · resets 2pm (Asia/Shanghai)",
 				HTTPStatus: 429, ResetAt: reset, Turns: 1,
+				Quota: []QuotaWindow{
+					{Window: "seven_day", Status: "allowed_warning", ResetsAt: time.Unix(1700000000, 0).UTC()},
+					{Window: "five_hour", Status: "rejected", ResetsAt: reset},
+				},
 			},
 			wantEvents: []Event{
 				{Kind: EventError, Text: "rate limit rejected (five_hour), resets 2026-05-12T06:00:00Z"},
 				{Kind: EventError, Text: "You've hit your limit · resets 2pm (Asia/Shanghai)"},
 				{Kind: EventResult, Text: "You've hit your limit · resets 2pm (Asia/Shanghai)", Usage: &Usage{}},
+			},
+		},
+		{
+			name: "quota windows: the latest per window, utilization in percent",
+			stream: `{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1778565600,"rateLimitType":"five_hour","utilization":0.12}}
+{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1779000000,"rateLimitType":"seven_day","utilization":0.5}}
+{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1779000000,"rateLimitType":"seven_day","utilization":0.85}}
+{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s3","num_turns":1,"total_cost_usd":0.1}
+`,
+			want: Result{
+				FinalText: "ok", SessionID: "s3", Turns: 1, CostUSD: 0.1, HasCost: true,
+				Quota: []QuotaWindow{
+					{Window: "five_hour", Status: "allowed", Utilization: 12, HasUtilization: true, ResetsAt: reset},
+					{Window: "seven_day", Status: "allowed_warning", Utilization: 85, HasUtilization: true, ResetsAt: time.Unix(1779000000, 0).UTC()},
+				},
+			},
+			wantEvents: []Event{
+				{Kind: EventResult, Text: "ok", Usage: &Usage{}},
 			},
 		},
 		{

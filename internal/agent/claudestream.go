@@ -65,6 +65,9 @@ type rateLimitInfo struct {
 	status        string
 	resetsAt      float64
 	rateLimitType string
+	// utilization is the share of the window used, 0-1 (some versions).
+	utilization    float64
+	hasUtilization bool
 }
 
 type modelWindow struct {
@@ -201,6 +204,7 @@ type claudeDecoder struct {
 
 	tools          map[string]string // tool_use id → tool name
 	rejected       bool              // a rate_limit_event said the limit was hit
+	quota          []QuotaWindow     // the latest rate_limit_event per window
 	resetAt        time.Time
 	retryStatus    int // the HTTP status of the last API retry
 	inclusiveInput bool
@@ -446,6 +450,8 @@ func (l *claudeLine) readRateLimit(s *jsonScanner) {
 			s.float(&l.rateLimit.resetsAt)
 		case "rateLimitType":
 			s.str(&l.rateLimit.rateLimitType)
+		case "utilization":
+			l.rateLimit.hasUtilization = s.float(&l.rateLimit.utilization)
 		}
 	}
 }
@@ -610,6 +616,9 @@ func (d *claudeDecoder) user(l *claudeLine, emit func(Event)) {
 // resetsAt (unix seconds) says until when.
 func (d *claudeDecoder) rateLimit(l *claudeLine, emit func(Event)) {
 	info := l.rateLimit
+	if l.hasRateLimit && info.status != "" {
+		d.noteQuota(info)
+	}
 	if !l.hasRateLimit || info.status == "" || strings.HasPrefix(info.status, "allowed") {
 		return
 	}
@@ -623,6 +632,29 @@ func (d *claudeDecoder) rateLimit(l *claudeLine, emit func(Event)) {
 		text += ", resets " + d.resetAt.Format(time.RFC3339)
 	}
 	emit(Event{Kind: EventError, Text: text})
+}
+
+// noteQuota keeps the latest state of the event's window, for the loop's
+// quota pacing.
+func (d *claudeDecoder) noteQuota(info rateLimitInfo) {
+	w := QuotaWindow{Window: cmp.Or(info.rateLimitType, "unknown"), Status: info.status}
+	if info.hasUtilization {
+		// Reported as a fraction (0.85); a value above 1 is taken as a
+		// percentage already.
+		w.Utilization, w.HasUtilization = info.utilization, true
+		if w.Utilization <= 1 {
+			w.Utilization *= 100
+		}
+	}
+	if info.resetsAt > 0 {
+		w.ResetsAt = time.Unix(int64(info.resetsAt), 0).UTC()
+	}
+	i := slices.IndexFunc(d.quota, func(q QuotaWindow) bool { return q.Window == w.Window })
+	if i < 0 {
+		d.quota = append(d.quota, w)
+	} else {
+		d.quota[i] = w
+	}
 }
 
 func (d *claudeDecoder) result(l *claudeLine, emit func(Event)) {
@@ -676,6 +708,7 @@ func (d *claudeDecoder) Finish() Result {
 	}
 	r.Messages = slices.Clone(d.messages)
 	r.ResetAt = d.resetAt
+	r.Quota = slices.Clone(d.quota)
 	if r.ContextWindow > 0 && d.gotTurn {
 		used := d.turn.InputTokens + d.turn.CacheReadTokens + d.turn.CacheWriteTokens
 		r.ContextUsedPercent = float64(used) / float64(r.ContextWindow) * 100

@@ -158,6 +158,19 @@ func copilotUsageReport(b []byte) (Usage, bool) {
 	return report.ModelMetrics.usage(), true
 }
 
+// mainModel is the model that used the most tokens, for prices; "" when
+// none is named.
+func (m copilotMetrics) mainModel() string {
+	best, most := "", int64(-1)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		u := m[k].Usage
+		if n := u.InputTokens + u.OutputTokens; n > most {
+			best, most = k, n
+		}
+	}
+	return best
+}
+
 // copilotLine is what the decoder reads of one `copilot --output-format
 // json` line.
 type copilotLine struct {
@@ -415,6 +428,7 @@ func (d *copilotDecoder) Line(line []byte, emit func(Event)) {
 	case "session.shutdown":
 		if data.modelMetrics != nil {
 			r.Usage = data.modelMetrics.usage()
+			r.Model = data.modelMetrics.mainModel()
 		}
 	}
 }

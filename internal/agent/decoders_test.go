@@ -102,8 +102,8 @@ func TestDecoderFixtures(t *testing.T) {
 			// The CLI exits with the HTTP status, which the shell sees as 429 % 256.
 			agent: "gemini", fixture: "gemini-stream-429-sample.jsonl", exitCode: 173,
 			want: Result{
-				SessionID: "c4abc581-f58d-4740-a6e5-32e95a2227f7",
-				IsError:   true, ErrorKind: ErrorRateLimit, ErrorText: gemini429, HTTPStatus: 429, ExitCode: 173,
+				SessionID: "c4abc581-f58d-4740-a6e5-32e95a2227f7", Model: "gemini-2.5-pro",
+				IsError: true, ErrorKind: ErrorRateLimit, ErrorText: gemini429, HTTPStatus: 429, ExitCode: 173,
 			},
 			wantEvents: []Event{
 				{Kind: EventError, Text: gemini429},
@@ -368,7 +368,7 @@ func TestGeminiDecoder(t *testing.T) {
 	got, events := runDecoded(t, "gemini", []byte(stream), 0, "")
 	want := Result{
 		FinalText: "<promise>TASK_DONE</promise>", Messages: []string{"Working.", "<promise>TASK_DONE</promise>"},
-		SessionID: "g1", Usage: *usage(400, 100, 1000, 0),
+		SessionID: "g1", Model: "gemini-2.5-pro", Usage: *usage(400, 100, 1000, 0),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Result (-want +got):\n%s", diff)
@@ -706,5 +706,20 @@ cat "$FIXTURE"`
 	}
 	if _, err := os.Stat(filepath.Dir(string(usageFile))); !os.IsNotExist(err) {
 		t.Errorf("scratch directory %s left behind (%v)", filepath.Dir(string(usageFile)), err)
+	}
+}
+
+// Copilot's session.shutdown names the models it used: the one with the
+// most tokens is the run's, for prices.
+func TestCopilotShutdownNamesTheModel(t *testing.T) {
+	t.Parallel()
+	stream := `{"type":"session.shutdown","data":{"modelMetrics":{"gpt-5.4-mini":{"usage":{"inputTokens":100,"outputTokens":10}},"claude-sonnet-4-5":{"usage":{"inputTokens":5000,"outputTokens":300,"cacheReadTokens":1000}}}}}
+`
+	got, _ := runDecoded(t, "copilot", []byte(stream), 0, "")
+	if got.Model != "claude-sonnet-4-5" {
+		t.Errorf("Model = %q, want claude-sonnet-4-5", got.Model)
+	}
+	if want := *usage(4100, 310, 1000, 0); got.Usage != want {
+		t.Errorf("Usage = %+v, want %+v", got.Usage, want)
 	}
 }

@@ -79,6 +79,7 @@ func statusFromExit(code int) int {
 type geminiLine struct {
 	typ, role  []byte
 	sessionID  string
+	model      string // init: the model, or "auto"
 	content    string
 	delta      bool
 	toolName   string
@@ -111,6 +112,8 @@ func (l *geminiLine) read(s *jsonScanner) {
 			readBytes(s, &l.typ)
 		case "session_id":
 			s.str(&l.sessionID)
+		case "model":
+			s.str(&l.model)
 		case "role":
 			readBytes(s, &l.role)
 		case "content":
@@ -224,6 +227,9 @@ func (d *geminiDecoder) Line(line []byte, emit func(Event)) {
 	switch typ {
 	case "init":
 		d.res.SessionID = l.sessionID
+		if l.model != "auto" {
+			d.res.Model = l.model // priced by it when the CLI reports no cost
+		}
 	case "message":
 		if !assistant {
 			return

@@ -75,18 +75,20 @@ func runHistory(opts *historyOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tITER\tTASK\tOUTCOME\tDURATION\tIN\tOUT\tCACHE R/W\tCOST\tCOMMIT\tERROR")
 	var cost float64
+	var source string
 	for _, r := range recs {
 		r.CostUSD += reviewCost(r)
 		cost += r.CostUSD
+		source = state.CombineCostSource(source, r.CostSource)
 		commit := r.Commit
 		if len(commit) > 7 {
 			commit = commit[:7]
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\t%s\t%s\n", r.RunID, r.Iteration, r.TaskID, r.Outcome,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\t%s\n", r.RunID, r.Iteration, r.TaskID, r.Outcome,
 			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
-			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD, commit, truncate(r.Error, 60))
+			r.CacheReadTokens, r.CacheWriteTokens, state.FormatCost(r.CostUSD, r.CostSource), commit, truncate(r.Error, 60))
 	}
-	fmt.Fprintf(tw, "\t\t\t%d iterations\t\t\t\t\t$%.4f\t\t\n", len(recs), cost)
+	fmt.Fprintf(tw, "\t\t\t%d iterations\t\t\t\t\t%s\t\t\n", len(recs), state.FormatCost(cost, source))
 	return tw.Flush()
 }
 
@@ -117,6 +119,9 @@ type receipt struct {
 	Gates  []state.GateRun       `json:"gates,omitempty"`
 	Guard  *state.GuardEvidence  `json:"guard,omitempty"`
 	Review *state.ReviewEvidence `json:"review,omitempty"`
+	// CostSource is the least certain source of its costs: reported,
+	// estimated or unknown.
+	CostSource string `json:"cost_source,omitempty"`
 }
 
 // reviewCost is what an iteration's reviewer cost.
@@ -179,6 +184,7 @@ func receipts(recs []state.Record) []receipt {
 		t.CacheReadTokens += r.CacheReadTokens
 		t.CacheWriteTokens += r.CacheWriteTokens
 		t.CostUSD += r.CostUSD
+		t.CostSource = state.CombineCostSource(t.CostSource, r.CostSource)
 		if v := r.Review; v != nil {
 			t.Reviews += v.Attempts
 			t.InputTokens += v.InputTokens
@@ -212,14 +218,15 @@ func printReceipts(w io.Writer, rs []receipt, asJSON bool) error {
 		if r.TaskID != endReviewRow {
 			tasks++
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\t%s\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%d\t%d/%d\t%s\t%s\n", r.TaskID, r.Iterations, r.Attempts, r.LastOutcome,
 			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
-			r.CacheReadTokens, r.CacheWriteTokens, r.CostUSD, evidenceLine(r.Gates, r.Guard, r.Review))
+			r.CacheReadTokens, r.CacheWriteTokens, state.FormatCost(r.CostUSD, r.CostSource), evidenceLine(r.Gates, r.Guard, r.Review))
 		total.Iterations += r.Iterations
 		total.DurationMS += r.DurationMS
 		total.CostUSD += r.CostUSD
+		total.CostSource = state.CombineCostSource(total.CostSource, r.CostSource)
 	}
-	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t$%.4f\t\n", tasks, total.Iterations,
-		(time.Duration(total.DurationMS) * time.Millisecond).Round(time.Millisecond), total.CostUSD)
+	fmt.Fprintf(tw, "%d tasks\t%d\t\t\t%s\t\t\t\t%s\t\n", tasks, total.Iterations,
+		(time.Duration(total.DurationMS) * time.Millisecond).Round(time.Millisecond), state.FormatCost(total.CostUSD, total.CostSource))
 	return tw.Flush()
 }

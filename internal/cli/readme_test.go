@@ -129,6 +129,8 @@ func TestReadmeConfigKeys(t *testing.T) {
 			switch {
 			case cell == "`[agents.NAME]`":
 				cell = "`agents`"
+			case cell == "`[prices.\"MODEL\"]`":
+				cell = "`prices`"
 			case strings.HasPrefix(cell, "`[") && strings.HasSuffix(cell, "]`"):
 				// A section whose keys are in their own table.
 				section := strings.Trim(cell, "`[]")

@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/price"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -437,6 +438,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
 		Strategies: strategies, Commit: !cfg.NoCommit, CommitTemplate: cfg.CommitTemplate, StuckThreshold: cfg.Stuck,
 		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens), AllowFailingGates: cfg.AllowFailingGates,
+		Prices: priceTable(cfg), QuotaReserve: cfg.QuotaReserve, QuotaWindows: cfg.QuotaWindows, QuotaAction: cfg.QuotaAction,
 	}
 	if cfg.Prompt != "" {
 		path := cfg.Prompt
@@ -450,6 +452,15 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		o.Prompt, o.PromptName = string(b), cfg.Prompt
 	}
 	return o, nil
+}
+
+// priceTable is the built-in price table with the config's prices.
+func priceTable(cfg config.Config) *price.Table {
+	overrides := make(map[string]price.Override, len(cfg.Prices))
+	for model, p := range cfg.Prices {
+		overrides[model] = price.Override{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	return price.Builtin().With(overrides)
 }
 
 // dryRun prints what the next iteration would run, and runs nothing:

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		"ralph":     func() { os.Exit(Main()) },
 		"claude":    func() { os.Exit(fakeagent.Main()) },
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+		// Codex: the fake agent with "format codex" in its scenario, read
+		// by the real Codex adapter (tokens, no cost).
+		"codex": func() { os.Exit(fakeagent.Main()) },
 		// A reviewer: the fake agent playing $FAKEREVIEWER_SCRIPT (its
 		// prompts in $FAKEREVIEWER_PROMPTS), so that a run's worker and
 		// reviewer follow scenarios of their own.

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +109,17 @@ func runStatus(opts *statusOptions) error {
 	fmt.Fprintf(w, "started    %s, updated %s\n", st.StartedAt.Local().Format(time.RFC3339), st.UpdatedAt.Local().Format(time.RFC3339))
 	fmt.Fprintf(w, "tasks      %d done, %d failed this run\n", t.TasksDone, t.TasksFailed)
 	fmt.Fprintf(w, "tokens     %d in, %d out, %d cache read, %d cache write\n", t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens)
-	_, err = fmt.Fprintf(w, "cost       $%.4f over %s\n", t.CostUSD, (time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
+	_, err = fmt.Fprintf(w, "cost       %s%s over %s\n", state.FormatCost(t.CostUSD, t.CostSource), costNote(t.CostSource),
+		(time.Duration(t.DurationMS) * time.Millisecond).Round(time.Millisecond))
+	for i, name := range slices.Sorted(maps.Keys(st.Quota)) {
+		label := ""
+		if i == 0 {
+			label = "quota"
+		}
+		if _, err = fmt.Fprintf(w, "%-10s %s %s\n", label, name, st.Quota[name]); err != nil {
+			return err
+		}
+	}
 	for i, e := range report.Evidence {
 		label := ""
 		if i == 0 {
@@ -118,6 +130,18 @@ func runStatus(opts *statusOptions) error {
 		}
 	}
 	return err
+}
+
+// costNote says how a total cost was arrived at, when the agent did not
+// report all of it.
+func costNote(source string) string {
+	switch source {
+	case state.CostEstimated:
+		return " (estimated from tokens)"
+	case state.CostUnknown:
+		return " (some tokens of a model without a price)"
+	}
+	return ""
 }
 
 // taskEvidence is what checked one task the run finished.

@@ -37,6 +37,16 @@ type Config struct {
 	// MaxTokens is a token budget for agents that report no cost: no
 	// iteration starts once the run has used this many tokens (0: none).
 	MaxTokens int `toml:"max-tokens"`
+	// Prices override and extend the built-in price table, by model
+	// ([prices."MODEL"], file only).
+	Prices map[string]Price `toml:"prices"`
+	// QuotaReserve is the share, in percent, of each protected usage
+	// window the run leaves unused (0: no pacing); QuotaWindows the
+	// windows protected (none: all the agent reports); QuotaAction what
+	// happens when one crosses its line: wait or stop.
+	QuotaReserve float64  `toml:"quota-reserve"`
+	QuotaWindows []string `toml:"quota-windows"`
+	QuotaAction  string   `toml:"quota-action"`
 	// Gates are the quality checks a task must pass before it is accepted.
 	Gates Gates `toml:"gates"`
 	// CommitTemplate is the text/template of a task's commit message,
@@ -188,6 +198,33 @@ type Gates struct {
 // schema (gates.commands); the agents table has its own rules.
 func sections() []string { return []string{"gates", "notify", "review", "sandbox", "github"} }
 
+// Price is one model's [prices."MODEL"] table, in USD per million
+// tokens; a key left out keeps the built-in price (0 for a new model).
+type Price struct {
+	Input      *float64 `toml:"input"`
+	Output     *float64 `toml:"output"`
+	CacheRead  *float64 `toml:"cache-read"`
+	CacheWrite *float64 `toml:"cache-write"`
+}
+
+// only is p with only the named key set, for an error at its line.
+func (p Price) only(key string) Price {
+	switch key {
+	case "input":
+		return Price{Input: p.Input}
+	case "output":
+		return Price{Output: p.Output}
+	case "cache-read":
+		return Price{CacheRead: p.CacheRead}
+	case "cache-write":
+		return Price{CacheWrite: p.CacheWrite}
+	}
+	return Price{}
+}
+
+// priceFieldNames are the keys of a [prices."MODEL"] table.
+func priceFieldNames() []string { return []string{"input", "output", "cache-read", "cache-write"} }
+
 // AgentConfig overrides how one agent is started.
 type AgentConfig struct {
 	// Command replaces the agent's executable (a path or a name on PATH).
@@ -262,10 +299,11 @@ func Defaults() Config {
 		CommitTemplate: DefaultCommitTemplate,
 		Notify: Notify{Events: NotifyEvents(), Timeout: Duration(10 * time.Second), Retries: 3,
 			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
-		Guard:   "warn",
-		Review:  Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
-		Sandbox: Sandbox{Mode: "auto", Network: true},
-		Worker:  Worker{Remote: "origin", Lease: Duration(DefaultLease)},
-		GitHub:  GitHub{Label: "ralph", Remote: "origin"},
+		Guard:       "warn",
+		QuotaAction: "wait",
+		Review:      Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
+		Sandbox:     Sandbox{Mode: "auto", Network: true},
+		Worker:      Worker{Remote: "origin", Lease: Duration(DefaultLease)},
+		GitHub:      GitHub{Label: "ralph", Remote: "origin"},
 	}
 }

@@ -61,6 +61,9 @@ var layerValues = map[string][3]string{
 	"allow-dirty":         {"true", "false", "true"},
 	"allow-failing-gates": {"true", "false", "true"},
 	"guard":               {"strict", "off", "warn"},
+	"quota-reserve":       {"10", "20.5", "30"},
+	"quota-windows":       {"seven_day", "five_hour,seven_day", "seven_day_opus"},
+	"quota-action":        {"stop", "wait", "stop"},
 
 	"review.when":         {"task", "end", "both"},
 	"review.agent":        {"codex", "claude", "command"},
@@ -124,7 +127,7 @@ func TestLoadPrecedencePerKey(t *testing.T) {
 	t.Parallel()
 	const user, project, env = 0, 1, 2
 	for _, kd := range Keys() {
-		if kd.Key == "agents" {
+		if kd.Key == "agents" || kd.Key == "prices" {
 			continue
 		}
 		vals, ok := layerValues[kd.Key]
@@ -799,5 +802,50 @@ func TestNotifyErrors(t *testing.T) {
 	}
 	if c.Notify.TelegramToken != "123:abc" || !slices.Equal(c.Notify.Events, []string{"completed", "stopped"}) {
 		t.Errorf("notify from the environment: %+v", c.Notify)
+	}
+}
+
+func TestPricesMergePerModelAndKey(t *testing.T) {
+	t.Parallel()
+	user := writeFile(t, "user.toml", `
+[prices."gpt-5.5"]
+input = 4
+output = 25
+`)
+	project := writeFile(t, "ralph.toml", `
+[prices."gpt-5.5"]
+output = 30
+
+[prices.my-model]
+input = 1
+cache-read = 0.1
+`)
+	got, err := Load(LoadOptions{UserFile: user, ProjectFile: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(v float64) *float64 { return &v }
+	want := map[string]Price{
+		"gpt-5.5":  {Input: f(4), Output: f(30)},
+		"my-model": {Input: f(1), CacheRead: f(0.1)},
+	}
+	if diff := cmp.Diff(want, got.Prices); diff != "" {
+		t.Errorf("prices mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestPricesErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, want string }{
+		{"[prices.m]\ninputs = 1\n", `ralph.toml:2: unknown key "prices.m.inputs"`},
+		{"[prices.m]\ninput = -1\n", "ralph.toml:2: prices.m: input: want 0 or more"},
+		{"[prices.m]\ninput = \"1\"\n", "ralph.toml:2: prices.m.input: want a number"},
+		{"quota-action = \"pause\"\n", "quota-action: want wait or stop"},
+		{"quota-reserve = 100\n", "quota-reserve: want a percentage from 0 to below 100"},
+	} {
+		_, err := Load(LoadOptions{ProjectFile: writeFile(t, "ralph.toml", tc.file)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.file, err, tc.want)
+		}
 	}
 }

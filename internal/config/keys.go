@@ -185,6 +185,22 @@ func fields() []field {
 			doc:   "token budget for the run, for agents that report no cost; 0: none",
 			check: func(c *Config) string { return atLeast(c.MaxTokens, 0) },
 			flag:  runFlag("max-tokens", "", "stop before an iteration once this many tokens are used, for agents that report no cost (0: none)")},
+		{key: "quota-reserve", ptr: func(c *Config) any { return &c.QuotaReserve },
+			doc: "percent of each protected usage window to leave unused: no iteration starts once the agent reports a window past 100 minus it; 0: no pacing",
+			check: func(c *Config) string {
+				if !(c.QuotaReserve >= 0 && c.QuotaReserve < 100) {
+					return fmt.Sprintf("want a percentage from 0 to below 100, got %v", c.QuotaReserve)
+				}
+				return ""
+			},
+			flag: runFlag("quota-reserve", "", "leave `PCT` percent of each protected usage window unused: wait for its reset (or stop) once the agent reports it past 100-PCT (0: off)")},
+		{key: "quota-windows", ptr: func(c *Config) any { return &c.QuotaWindows },
+			doc:  "usage windows quota-reserve protects (five_hour, seven_day, seven_day_opus, ...), an allowed_warning of which also pauses the run; empty: every window the agent reports a utilization for",
+			flag: runFlag("quota-windows", "", "usage windows --quota-reserve protects, e.g. seven_day (default: all reported)")},
+		{key: "quota-action", ptr: func(c *Config) any { return &c.QuotaAction },
+			doc:   "when a protected window crosses its line: wait (for its reset, bounded by max-wait) or stop (exit 3, tasks open)",
+			check: func(c *Config) string { return oneOf(c.QuotaAction, []string{"wait", "stop"}) },
+			flag:  runFlag("quota-action", "", "when a protected window crosses its line: wait for its reset, or stop")},
 		{key: "gates.commands", ptr: func(c *Config) any { return &c.Gates.Commands },
 			doc: "[gates] shell commands a task must pass before it is accepted, e.g. [\"go test ./...\"]"},
 		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
@@ -373,7 +389,7 @@ func keyNames() []string {
 	for _, f := range fields() {
 		names = append(names, f.key)
 	}
-	return append(append(names, "agents"), sections()...)
+	return append(append(names, "agents", "prices"), sections()...)
 }
 
 // envName is the environment variable of a key: max-iterations is
@@ -400,6 +416,11 @@ func Keys() []KeyDoc {
 		Type:    "table",
 		Default: "{}",
 		Doc:     "per-agent overrides, [agents.NAME]: command, args, extra-args, env, output, error-patterns (file only)",
+	}, KeyDoc{
+		Key:     "prices",
+		Type:    "table",
+		Default: "{}",
+		Doc:     "per-model prices in USD per million tokens, [prices.\"MODEL\"]: input, output, cache-read, cache-write (file only)",
 	})
 }
 
@@ -442,8 +463,8 @@ func Flags(command string) []FlagDoc {
 func (c *Config) Set(key, value string) error {
 	f, ok := lookupField(key)
 	switch {
-	case key == "agents":
-		return &Error{Key: key, Msg: "agents: set in a config file only"}
+	case key == "agents", key == "prices":
+		return &Error{Key: key, Msg: key + ": set in a config file only"}
 	case !ok:
 		return &Error{Key: key, Msg: unknownKey(key, keyNames())}
 	}
@@ -495,7 +516,23 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	for _, model := range sortedKeys(c.Prices) {
+		if problem := checkPrice(c.Prices[model]); problem != "" {
+			key := dotted([]string{"prices", model})
+			errs.add(&Error{Key: key, Msg: key + ": " + problem})
+		}
+	}
 	return errs.err()
+}
+
+// checkPrice returns what is wrong with a [prices."MODEL"] table.
+func checkPrice(p Price) string {
+	for i, v := range []*float64{p.Input, p.Output, p.CacheRead, p.CacheWrite} {
+		if v != nil && (!(*v >= 0) || math.IsInf(*v, 0)) {
+			return fmt.Sprintf("%s: want 0 or more USD per million tokens, got %v", priceFieldNames()[i], *v)
+		}
+	}
+	return ""
 }
 
 // valueType is the type of a key as the user writes it.

@@ -138,6 +138,9 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 			if len(key) == 3 && key[0] == "agents" {
 				valid = agentFieldNames()
 			}
+			if len(key) == 3 && key[0] == "prices" {
+				valid = priceFieldNames()
+			}
 			errs.add(&Error{File: name, Line: line, Key: dotted(key), Msg: unknownKey(dotted(key), valid)})
 		}
 	case errors.As(decodeErr, &decode) && len(errs) == 0:
@@ -162,6 +165,12 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 				if problem := f.check(&file); problem != "" {
 					errs.add(&Error{File: name, Line: en.line, Key: f.key, Msg: f.key + ": " + problem})
 				}
+			}
+		}
+		if len(en.path) == 3 && en.path[0] == "prices" {
+			if problem := checkPrice(file.Prices[en.path[1]].only(en.path[2])); problem != "" {
+				key := dotted(en.path[:2])
+				errs.add(&Error{File: name, Line: en.line, Key: key, Msg: key + ": " + problem})
 			}
 		}
 		if len(en.path) == 3 && en.path[0] == "agents" && en.path[2] == "output" {
@@ -196,7 +205,31 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 	c.mergeAgents(file.Agents, func(agent, field string) bool {
 		return present[pathKey([]string{"agents", agent, field})]
 	})
+	c.mergePrices(file.Prices)
 	return nil
+}
+
+// mergePrices merges the prices of one file onto c, per model and per
+// key: a project file can change one price of a model the user's file
+// prices.
+func (c *Config) mergePrices(prices map[string]Price) {
+	if len(prices) == 0 {
+		return
+	}
+	merged := make(map[string]Price, len(c.Prices)+len(prices))
+	maps.Copy(merged, c.Prices)
+	for model, in := range prices {
+		p := merged[model]
+		for _, f := range []struct{ dst, src **float64 }{
+			{&p.Input, &in.Input}, {&p.Output, &in.Output}, {&p.CacheRead, &in.CacheRead}, {&p.CacheWrite, &in.CacheWrite},
+		} {
+			if *f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+		merged[model] = p
+	}
+	c.Prices = merged
 }
 
 // mergeAgents merges the agents of one file onto c: per agent, the fields

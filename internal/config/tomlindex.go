@@ -121,7 +121,9 @@ func checkTypes(file string, entries []entry) errorList {
 			reported[pathKey(en.path[:n])] = true
 			key := dotted(en.path[:n])
 			valid := keyNames()
-			if n == 3 {
+			if n == 3 && en.path[0] == "prices" {
+				valid = priceFieldNames()
+			} else if n == 3 {
 				valid = agentFieldNames()
 			}
 			errs.add(&Error{File: file, Line: en.line, Key: key, Msg: unknownKey(key, valid)})
@@ -163,6 +165,8 @@ func miscased(path []string) int {
 		return 1
 	case path[0] == "agents" && len(path) >= 3 && wrongCase(path[2], agentFieldNames()):
 		return 3
+	case path[0] == "prices" && len(path) >= 3 && wrongCase(path[2], priceFieldNames()):
+		return 3
 	}
 	return 0
 }
@@ -191,6 +195,15 @@ func schemaType(path []string) (t valueType, depth int, known bool) {
 			return 0, 0, false
 		}
 		return typeOf(f.ptr(&Config{})), 2, true
+	}
+	if path[0] == "prices" {
+		switch {
+		case len(path) <= 2: // prices, prices.MODEL
+			return typeTable, len(path), true
+		case slices.Contains(priceFieldNames(), path[2]):
+			return typeFloat, 3, true
+		}
+		return 0, 0, false
 	}
 	if path[0] != "agents" {
 		f, ok := lookupField(path[0])

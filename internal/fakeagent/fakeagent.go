@@ -7,7 +7,8 @@
 // beside the scenario remembers how many invocations there were. Each line
 // of a block is a directive:
 //
-//	format claude|text       output dialect (default claude)
+//	format claude|codex|text output dialect (default claude); codex is
+//	                         Codex's exec --json: say, tool, usage and error only
 //	say TEXT                 an assistant text message
 //	tool NAME ARG            an assistant tool call and its result (ARG echoed)
 //	toolresult TEXT          a tool result (what a tool printed)
@@ -29,6 +30,9 @@
 //	cost USD                 cost of the result
 //	error STATUS TEXT        end with is_error and api_error_status STATUS
 //	limit SECONDS            a rejected rate_limit_event resetting in SECONDS, then a 429 usage-limit result
+//	quota STATUS WINDOW PCT SECONDS
+//	                         a rate_limit_event: STATUS (allowed, allowed_warning) of WINDOW (seven_day),
+//	                         PCT percent used (- for none), resetting in SECONDS
 //	final TEXT               the final result text (default: the last say)
 //	noresult                 end without a result line
 //	exit N                   exit code (default 0)
@@ -162,10 +166,13 @@ type agentRun struct {
 	noResult bool
 	exit     int
 	tools    int
+	items    int
 }
 
 func (a *agentRun) play(block []string) int {
-	a.emit(map[string]any{"type": "system", "subtype": "init", "session_id": a.session, "model": "fake-model"})
+	if len(block) == 0 || block[0] != "format codex" {
+		a.emit(map[string]any{"type": "system", "subtype": "init", "session_id": a.session, "model": "fake-model"})
+	}
 	active := true
 	for _, line := range block {
 		verb, rest, _ := strings.Cut(line, " ")
@@ -194,6 +201,10 @@ func (a *agentRun) do(verb, rest string) error {
 	switch verb {
 	case "format":
 		a.format = rest
+		if rest == "codex" {
+			a.write(map[string]any{"type": "thread.started", "thread_id": "thread-" + a.session})
+			a.write(map[string]any{"type": "turn.started"})
+		}
 	case "say":
 		a.say(rest)
 	case "tool":
@@ -280,6 +291,24 @@ func (a *agentRun) do(verb, rest string) error {
 			"status": "rejected", "rateLimitType": "five_hour", "resetsAt": time.Now().Unix() + int64(secs)}})
 		a.errCode = 429
 		a.errText = "You've hit your limit · resets soon"
+	case "quota":
+		f := strings.Fields(rest)
+		if len(f) != 4 {
+			return fmt.Errorf("want STATUS WINDOW PCT SECONDS")
+		}
+		secs, err := strconv.Atoi(f[3])
+		if err != nil {
+			return err
+		}
+		info := map[string]any{"status": f[0], "rateLimitType": f[1], "resetsAt": time.Now().Unix() + int64(secs)}
+		if f[2] != "-" {
+			pct, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				return err
+			}
+			info["utilization"] = pct / 100
+		}
+		a.emit(map[string]any{"type": "rate_limit_event", "session_id": a.session, "rate_limit_info": info})
 	case "final":
 		a.final = &rest
 	case "noresult":
@@ -296,13 +325,28 @@ func (a *agentRun) emit(v map[string]any) {
 	if a.format != "claude" {
 		return
 	}
+	a.write(v)
+}
+
+// write writes one JSON line, whatever the dialect.
+func (a *agentRun) write(v map[string]any) {
 	b, _ := json.Marshal(v)
 	a.w.Write(b)
 	a.w.WriteByte('\n')
 }
 
+// items numbers Codex's items.
+func (a *agentRun) item() string {
+	a.items++
+	return fmt.Sprintf("item_%d", a.items)
+}
+
 func (a *agentRun) say(text string) {
 	a.last = text
+	if a.format == "codex" {
+		a.write(map[string]any{"type": "item.completed", "item": map[string]any{"id": a.item(), "type": "agent_message", "text": text}})
+		return
+	}
 	if a.format != "claude" {
 		fmt.Fprintln(a.w, text)
 		return
@@ -315,6 +359,11 @@ func (a *agentRun) say(text string) {
 
 func (a *agentRun) toolCall(name, arg string) {
 	a.tools++
+	if a.format == "codex" {
+		a.write(map[string]any{"type": "item.completed", "item": map[string]any{"id": a.item(), "type": "command_execution",
+			"command": arg, "aggregated_output": "", "exit_code": 0, "status": "completed"}})
+		return
+	}
 	if a.format != "claude" {
 		fmt.Fprintf(a.w, "$ %s\n", arg)
 		return
@@ -326,6 +375,9 @@ func (a *agentRun) toolCall(name, arg string) {
 }
 
 func (a *agentRun) toolResult(text string) {
+	if a.format == "codex" {
+		return // its command_execution item carries it
+	}
 	if a.format != "claude" {
 		fmt.Fprintln(a.w, text)
 		return
@@ -449,6 +501,10 @@ func (a *agentRun) finish() {
 	if a.final != nil {
 		final = *a.final
 	}
+	if a.format == "codex" {
+		a.finishCodex(final)
+		return
+	}
 	if a.format != "claude" {
 		if a.final != nil {
 			fmt.Fprintln(a.w, final)
@@ -516,4 +572,21 @@ func passStory(file, id string) error {
 		return err
 	}
 	return os.WriteFile(file, append(out, '\n'), 0o644)
+}
+
+// finishCodex ends a Codex turn: its usage (input includes the cache, as
+// Codex counts it), or its failure.
+func (a *agentRun) finishCodex(final string) {
+	if a.final != nil && final != a.last {
+		a.say(final)
+	}
+	if a.errCode != 0 {
+		msg := fmt.Sprintf("unexpected status %d: %s", a.errCode, a.errText)
+		a.write(map[string]any{"type": "error", "message": msg})
+		a.write(map[string]any{"type": "turn.failed", "error": map[string]any{"message": msg}})
+		return
+	}
+	a.write(map[string]any{"type": "turn.completed", "usage": map[string]any{
+		"input_tokens": a.usage[0] + a.usage[2] + a.usage[3], "cached_input_tokens": a.usage[2],
+		"cache_write_input_tokens": a.usage[3], "output_tokens": a.usage[1], "reasoning_output_tokens": 0}})
 }

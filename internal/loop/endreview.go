@@ -120,7 +120,7 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 	r.st = state.State{RunID: cmp.Or(r.opts.RunID, state.NewRunID(now)), Status: state.StatusRunning,
 		Plan: r.deps.Plan.Plan().Path, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
 		StartedAt: now, UpdatedAt: now, PID: r.opts.PID, Tasks: prev.Tasks, Findings: prev.Findings,
-		EndReview: &state.EndReview{Base: base}}
+		EndReview: &state.EndReview{Base: base}, Quota: prev.Quota}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
 	}
@@ -181,6 +181,7 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 	started := r.deps.Now()
 	stop := r.askReviewers(ctx, reviewers, cl.to)
 	ended := r.deps.Now()
+	r.priceWarnings()
 	ev := &state.RoundEvidence{Round: round, Base: base}
 	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
 		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(), Outcome: state.OutcomeEndReview, EndReview: ev}
@@ -192,6 +193,7 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 		rec.CacheReadTokens += rv.ev.CacheReadTokens
 		rec.CacheWriteTokens += rv.ev.CacheWriteTokens
 		rec.CostUSD += rv.ev.CostUSD
+		rec.CostSource = state.CombineCostSource(rec.CostSource, rv.ev.CostSource)
 		for _, w := range rv.warnings {
 			r.warn("%s", w)
 		}

@@ -106,6 +106,7 @@ func (r *runner) askReviewer(ctx context.Context, rv *endReviewer, prefix string
 		ev.CacheReadTokens += res.Usage.CacheReadTokens
 		ev.CacheWriteTokens += res.Usage.CacheWriteTokens
 		ev.CostUSD += res.CostUSD
+		ev.CostSource = state.CombineCostSource(ev.CostSource, costSource(res))
 		if res.Interrupted || ctx.Err() != nil {
 			ev.Verdict, ev.Error = verdictFailed, "interrupted"
 			return

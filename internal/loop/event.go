@@ -19,6 +19,9 @@ const (
 	EventTaskFailed       EventKind = "task_failed"
 	EventWaiting          EventKind = "waiting"
 	EventWarning          EventKind = "warning"
+	// EventQuota: the agent reported a change in the account's usage
+	// windows (Quota holds them all, Message says them in one line).
+	EventQuota EventKind = "quota"
 	// EventReview: a reviewer starts on a done claim (Message says who),
 	// or the end-of-run review phase reports.
 	EventReview   EventKind = "review"
@@ -65,6 +68,8 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 	// Sandbox is the sandbox in force, for EventRunStarted.
 	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
+	// Quota is the latest state of each usage window, for EventQuota.
+	Quota map[string]state.QuotaWindow `json:"quota,omitempty"`
 }
 
 // PlanProgress counts the plan's tasks.

@@ -103,7 +103,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		ExitCode: res.ExitCode, Outcome: it.outcome,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
 		CacheReadTokens: res.Usage.CacheReadTokens, CacheWriteTokens: res.Usage.CacheWriteTokens,
-		CostUSD: res.CostUSD, ContextUsedPercent: res.ContextUsedPercent,
+		CostUSD: res.CostUSD, CostSource: costSource(res), ContextUsedPercent: res.ContextUsedPercent,
 		SessionID: res.SessionID, Error: it.errText,
 	}
 	if it.match.Marker != completion.None {
@@ -111,6 +111,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.Strategy = string(it.match.Strategy)
 	}
 	it.ev.record(&rec)
+	if rec.Review != nil {
+		rec.CostSource = state.CombineCostSource(rec.CostSource, rec.Review.CostSource)
+	}
 	if len(it.doneIDs) > 0 && r.opts.Ownership == task.OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}

@@ -39,8 +39,22 @@ type Options struct {
 	Budget float64
 	// MaxTokens is a token budget for agents that report no cost; 0 means
 	// none.
-	MaxTokens  int64
-	Strategies []completion.Strategy
+	MaxTokens int64
+	// Prices estimates the cost of agents that report tokens only; nil:
+	// their cost is unknown (money.go).
+	Prices Pricer
+	// QuotaReserve is the share of each protected usage window, in
+	// percent, that the run leaves unused: no iteration starts once a
+	// window the agent reports is used past 100-QuotaReserve percent, or
+	// once it warns of a window listed in QuotaWindows. 0: no pacing.
+	QuotaReserve float64
+	// QuotaWindows are the windows protected (five_hour, seven_day, ...);
+	// none: every window the agent reports a utilization for.
+	QuotaWindows []string
+	// QuotaAction is QuotaWait ("", the default: wait for the window's
+	// reset) or QuotaStop (stop the run, tasks open).
+	QuotaAction string
+	Strategies  []completion.Strategy
 	// Prompt is the prompt template text, PromptName its file name for
 	// errors ("" for the embedded default).
 	Prompt     string
@@ -182,6 +196,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 	if deps.Emit == nil {
 		deps.Emit = func(Event) {}
 	}
+	deps.Agent = priced(deps.Agent, opts.Prices)
+	deps.Reviewer = priced(deps.Reviewer, opts.Prices)
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
@@ -261,6 +277,7 @@ func (r *runner) start(ctx context.Context) error {
 		PID:       r.opts.PID,
 		Tasks:     prev.Tasks,
 		Sandbox:   r.opts.Sandbox,
+		Quota:     prev.Quota, // the account's windows outlive a run
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
@@ -276,7 +293,7 @@ func (r *runner) start(ctx context.Context) error {
 		return r.finish(err)
 	}
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
-		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote(),
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote() + r.quotaNote(),
 		Sandbox: r.opts.Sandbox})
 	if sb := r.opts.Sandbox; sb != nil && sb.Warning != "" {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +
@@ -310,7 +327,11 @@ func (r *runner) iterate(ctx context.Context) error {
 		if r.opts.MaxIterations > 0 && r.st.Totals.Iterations >= r.opts.MaxIterations {
 			return fmt.Errorf("%w: %d iterations done (--max-iterations)", ErrLimit, r.st.Totals.Iterations)
 		}
+		if err := r.checkQuota(ctx, t); err != nil {
+			return err
+		}
 		it, err := r.runIteration(ctx, t)
+		r.priceWarnings()
 		if err != nil {
 			return err
 		}
@@ -334,7 +355,8 @@ func (r *runner) iterate(ctx context.Context) error {
 func (r *runner) checkBudget() error {
 	t := r.st.Totals
 	if r.opts.Budget > 0 && t.CostUSD >= r.opts.Budget {
-		return fmt.Errorf("%w: budget $%.2f reached (spent $%.4f over %d iterations)", ErrLimit, r.opts.Budget, t.CostUSD, t.Iterations)
+		return fmt.Errorf("%w: budget $%.2f reached (spent %s over %d iterations)", ErrLimit, r.opts.Budget,
+			state.FormatCost(t.CostUSD, t.CostSource), t.Iterations)
 	}
 	if used := t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens; r.opts.MaxTokens > 0 && used >= r.opts.MaxTokens {
 		return fmt.Errorf("%w: token budget %d reached (used %d over %d iterations)", ErrLimit, r.opts.MaxTokens, used, t.Iterations)

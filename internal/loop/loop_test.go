@@ -207,11 +207,19 @@ func newFixture(t *testing.T, ids []string, results ...agent.Result) *fixture {
 
 func (f *fixture) run(t *testing.T) error {
 	t.Helper()
+	return Run(t.Context(), f.opts, f.deps(nil))
+}
+
+// deps are the fixture's; watch, when set, sees every event.
+func (f *fixture) deps(watch func(Event)) Deps {
 	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Now: f.clock.Now, Sleep: f.clock.Sleep,
 		Jitter: func(time.Duration) time.Duration { return 0 },
 		Emit: func(e Event) {
 			if e.Kind == EventWarning {
 				f.warns = append(f.warns, e.Message)
+			}
+			if watch != nil {
+				watch(e)
 			}
 		}}
 	if f.repo != nil {
@@ -220,7 +228,7 @@ func (f *fixture) run(t *testing.T) error {
 	if f.gate != nil {
 		deps.Gate = f.gate
 	}
-	return Run(t.Context(), f.opts, deps)
+	return deps
 }
 
 func (f *fixture) outcomes() []string {

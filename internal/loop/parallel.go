@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -137,6 +138,11 @@ type parallelRun struct {
 	// totals is the run's totals as last merged, for workers' events.
 	totalsMu sync.Mutex
 	totals   state.Totals
+	// limitWaited is when the last wait for a usage limit ended
+	// (coordinator only): the workers share the account, so a limit that
+	// hit an iteration started before then was that same limit, already
+	// waited out, and its task simply runs again.
+	limitWaited time.Time
 }
 
 // worktree is one task's checkout.
@@ -160,6 +166,10 @@ type result struct {
 	gate    *mergeGate
 	// startTree is the task's start as the worker left it (verify.go).
 	startTree string
+	// started is when the iteration started.
+	started time.Time
+	// quota is the usage windows as the worker last knew them.
+	quota map[string]state.QuotaWindow
 }
 
 func (p *parallelRun) iterate(ctx context.Context) error {
@@ -238,6 +248,17 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			}
 			return started, nil
 		}
+		if name, _, _ := r.quotaHold(); name != "" {
+			// No new start while a protected window is past its line:
+			// the running tasks finish first, then the run waits for the
+			// window's reset (or stops) as without --parallel.
+			if len(running) > 0 {
+				return started, nil
+			}
+			if err := r.checkQuota(ctx, t); err != nil {
+				return started, err
+			}
+		}
 		tr, err := p.tree(ctx, t)
 		if err != nil {
 			return started, err
@@ -255,10 +276,11 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			return started, err
 		}
 		started++
+		startedAt := r.deps.Now()
 		go func() {
 			it, err := w.runIteration(ctx, t)
 			results <- result{slot: slot, n: n, t: t, it: it, err: err, totals: w.st.Totals, gate: gate,
-				startTree: w.st.Tasks[t.ID].StartTree}
+				startTree: w.st.Tasks[t.ID].StartTree, started: startedAt, quota: w.st.Quota}
 		}()
 	}
 	return started, nil
@@ -288,10 +310,21 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 		}
 		return res.err
 	}
+	r.priceWarnings()
+	p.takeQuota(res.quota)
+	if res.it.outcome == state.OutcomeRateLimited && !p.limitWaited.IsZero() && res.started.Before(p.limitWaited) {
+		// The limit this worker hit is the one the run already waited
+		// out: its task runs again, with no second wait.
+		r.noteQuota(res.it.result.Quota)
+		return r.save()
+	}
 	last := r.st.Iteration
 	r.st.Iteration = res.n // the attempt notes name the task's own iteration
 	err := r.apply(ctx, res.t, res.it)
 	r.st.Iteration = max(last, r.st.Iteration)
+	if res.it.outcome == state.OutcomeRateLimited && err == nil {
+		p.limitWaited = r.deps.Now()
+	}
 	if r.st.Tasks[res.t.ID].Failed {
 		p.drop(ctx, res.t.ID, true)
 	}
@@ -299,6 +332,20 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 		err = serr
 	}
 	return err
+}
+
+// takeQuota keeps the windows a worker heard of later than the run did
+// (its reviewer's reports).
+func (p *parallelRun) takeQuota(quota map[string]state.QuotaWindow) {
+	r := p.r
+	for name, q := range quota {
+		if old, ok := r.st.Quota[name]; !ok || q.UpdatedAt.After(old.UpdatedAt) {
+			if r.st.Quota == nil {
+				r.st.Quota = map[string]state.QuotaWindow{}
+			}
+			r.st.Quota[name] = q
+		}
+	}
 }
 
 // afterOnce ends a --once run: success when every task it started was
@@ -352,6 +399,7 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 	}
 	w.st = r.st
 	w.st.Tasks = maps.Clone(r.st.Tasks)
+	w.st.Quota = maps.Clone(r.st.Quota) // its reviewer's reports come back in result.quota
 	w.st.Totals = state.Totals{}
 	w.st.Iteration = n - 1 // runIteration counts it
 	for id, notes := range r.attempts {

@@ -27,6 +27,7 @@ const (
 // apply carries out the policy for one finished iteration: attempts,
 // failed tasks, waits and the stuck breaker.
 func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
+	r.noteQuota(it.result.Quota)
 	switch it.outcome {
 	case state.OutcomeRateLimited:
 		r.transient = 0

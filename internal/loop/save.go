@@ -70,6 +70,7 @@ func (r *runner) startSave(deferred bool) error {
 	r.st.UpdatedAt = r.deps.Now()
 	st := r.st
 	st.Tasks = maps.Clone(r.st.Tasks) // the loop goes on changing its own
+	st.Quota = maps.Clone(r.st.Quota)
 	prev := w.last
 	cur := &saving{gen: w.gen.Add(1), done: make(chan struct{})}
 	if deferred {

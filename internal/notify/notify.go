@@ -216,8 +216,10 @@ func (n *Notifier) event(e loop.Event) (Event, bool) {
 	if e.Plan != nil {
 		ev.TasksDone, ev.TasksAll = e.Plan.Done, e.Plan.Total
 	}
+	cost := ""
 	if e.Totals != nil {
 		ev.CostUSD = e.Totals.CostUSD
+		cost = e.Totals.CostSource
 	}
 	where := "ralph · " + n.opts.Project
 	switch e.Kind {
@@ -236,17 +238,26 @@ func (n *Notifier) event(e loop.Event) (Event, bool) {
 		ev.Text = fmt.Sprintf("%s: ✗ %s %s", where, taskName(e.Task, ""), e.Message)
 	case loop.EventWaiting:
 		// Short backoffs after transient errors are not worth a message.
-		if !strings.HasPrefix(e.Message, "usage limit") || e.Until == nil {
+		quota := strings.HasPrefix(e.Message, "quota")
+		if !strings.HasPrefix(e.Message, "usage limit") && !quota || e.Until == nil {
 			return ev, false
 		}
+		what := "usage limit hit"
+		if quota {
+			what = "quota reserve reached" // --quota-reserve: the account's window is nearly used
+		}
 		ev.Event, ev.Until = "waiting_for_limit", e.Until
-		ev.Text = fmt.Sprintf("%s: usage limit hit, waiting until %s (%s)", where,
+		ev.Text = fmt.Sprintf("%s: %s, waiting until %s (%s)", where, what,
 			e.Until.Local().Format("Mon 15:04"), e.Until.Sub(e.Time).Round(time.Minute))
 	case loop.EventRunEnded:
 		ev.Status = e.Status
 		if e.Status == "done" {
 			ev.Event = "completed"
-			ev.Text = fmt.Sprintf("%s: all %d tasks done ($%.2f)", where, ev.TasksAll, ev.CostUSD)
+			approx := "" // an estimate from tokens says so, as receipts do
+			if cost == state.CostEstimated {
+				approx = "~"
+			}
+			ev.Text = fmt.Sprintf("%s: all %d tasks done (%s$%.2f)", where, ev.TasksAll, approx, ev.CostUSD)
 		} else {
 			ev.Event = "stopped"
 			ev.Text = fmt.Sprintf("%s: run %s with %d of %d tasks done: %s", where, e.Status, ev.TasksDone, ev.TasksAll, e.Message)

@@ -292,3 +292,20 @@ func TestFailingTargetsNeverBlockAndKeepSecrets(t *testing.T) {
 		t.Error("the hanging target was never tried")
 	}
 }
+
+// A wait for a window --quota-reserve protects is announced like a usage
+// limit; a run whose cost is estimated says so.
+func TestQuotaWaitAndEstimatedCost(t *testing.T) {
+	t.Parallel()
+	n := &Notifier{opts: Options{Project: "p"}}
+	until := t0.Add(30 * time.Hour)
+	ev, ok := n.event(loop.Event{Kind: loop.EventWaiting, Time: t0, Until: &until, Message: "quota: the seven_day window is 85% used"})
+	if !ok || ev.Event != "waiting_for_limit" || !strings.Contains(ev.Text, "quota reserve reached, waiting until") {
+		t.Errorf("quota wait: %v %+v", ok, ev)
+	}
+	ev, ok = n.event(loop.Event{Kind: loop.EventRunEnded, Time: t0, Status: "done", Plan: &loop.PlanProgress{Total: 2, Done: 2},
+		Totals: &state.Totals{CostUSD: 1.5, CostSource: state.CostEstimated}})
+	if !ok || !strings.Contains(ev.Text, "all 2 tasks done (~$1.50)") {
+		t.Errorf("completed: %v %q", ok, ev.Text)
+	}
+}

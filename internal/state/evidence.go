@@ -60,6 +60,7 @@ type ReviewEvidence struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	CostSource       string  `json:"cost_source,omitempty"` // reported, estimated or unknown (cost.go)
 	DurationMS       int64   `json:"duration_ms"`
 }
 

@@ -58,6 +58,7 @@ type Record struct {
 	CacheReadTokens    int64     `json:"cache_read_tokens"`
 	CacheWriteTokens   int64     `json:"cache_write_tokens"`
 	CostUSD            float64   `json:"cost_usd"`
+	CostSource         string    `json:"cost_source,omitempty"` // reported, estimated or unknown (cost.go)
 	ContextUsedPercent float64   `json:"context_used_percent"`
 	SessionID          string    `json:"session_id"`
 	FilesChanged       int       `json:"files_changed"`
@@ -85,6 +86,7 @@ type Totals struct {
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+	CostSource       string  `json:"cost_source,omitempty"` // the least certain of the costs added up
 	DurationMS       int64   `json:"duration_ms"`
 }
 
@@ -133,6 +135,9 @@ type State struct {
 	// Sandbox is the sandbox the run's agents, reviewers and gates run
 	// in.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Quota is the latest known state of each of the account's usage
+	// windows, by window name, kept across runs (they share the account).
+	Quota map[string]QuotaWindow `json:"quota,omitempty"`
 }
 
 // Sandbox is the sandbox of a run.
@@ -167,6 +172,7 @@ func (t *Totals) Add(d Totals) {
 	t.CacheReadTokens += d.CacheReadTokens
 	t.CacheWriteTokens += d.CacheWriteTokens
 	t.CostUSD += d.CostUSD
+	t.CostSource = CombineCostSource(t.CostSource, d.CostSource)
 	t.DurationMS += d.DurationMS
 }
 
@@ -175,9 +181,10 @@ func (t *Totals) Add(d Totals) {
 // start, not here.
 func (t *Totals) AddRecord(r Record, tasksDone int) {
 	t.Add(Totals{TasksDone: tasksDone, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS})
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, CostUSD: r.CostUSD,
+		CostSource: r.CostSource, DurationMS: r.DurationMS})
 	if v := r.Review; v != nil {
 		t.Add(Totals{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, CacheReadTokens: v.CacheReadTokens,
-			CacheWriteTokens: v.CacheWriteTokens, CostUSD: v.CostUSD})
+			CacheWriteTokens: v.CacheWriteTokens, CostUSD: v.CostUSD, CostSource: v.CostSource})
 	}
 }

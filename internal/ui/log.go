@@ -42,7 +42,7 @@ func (g *Log) Handle(e loop.Event) {
 	case loop.EventIterationEnded:
 		r := e.Record
 		g.l.Info("iteration ended", append(attrs, "outcome", r.Outcome, "duration_ms", r.DurationMS,
-			"exit_code", r.ExitCode, "marker", r.Marker, "cost_usd", r.CostUSD, "files_changed", r.FilesChanged,
+			"exit_code", r.ExitCode, "marker", r.Marker, "cost_usd", r.CostUSD, "cost_source", r.CostSource, "files_changed", r.FilesChanged,
 			"commit", r.Commit, "error", r.Error)...)
 	case loop.EventWarning:
 		g.l.Warn(e.Message, attrs...)

@@ -79,6 +79,8 @@ func (p *Plain) Handle(e loop.Event) {
 			e.Until.Local().Format("15:04:05"), e.Until.Sub(e.Time).Round(time.Second), e.Message)
 	case loop.EventWarning:
 		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "! warning:"), e.Message)
+	case loop.EventQuota:
+		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiDim, "◔ quota:"), e.Message)
 	case loop.EventReview:
 		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiDim, "⌕"), e.Message)
 	case loop.EventPaused:
@@ -91,9 +93,9 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
 	case loop.EventRunEnded:
 		t := e.Totals
-		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · $%.4f\n",
+		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · %s\n",
 			p.color(ansiBold, "ralph"), e.Status, e.Message, e.Plan.Done, e.Plan.Total, t.Iterations,
-			tokens(t.InputTokens+t.OutputTokens+t.CacheReadTokens+t.CacheWriteTokens), t.CostUSD)
+			tokens(t.InputTokens+t.OutputTokens+t.CacheReadTokens+t.CacheWriteTokens), state.FormatCost(t.CostUSD, t.CostSource))
 	}
 }
 
@@ -128,8 +130,8 @@ func (p *Plain) ended(e loop.Event) {
 	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {
 		parts = append(parts, tokens(n)+" tokens")
 	}
-	if r.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", r.CostUSD))
+	if r.CostUSD > 0 || r.CostSource == state.CostUnknown {
+		parts = append(parts, state.FormatCost(r.CostUSD, r.CostSource))
 	}
 	if r.FilesChanged > 0 {
 		parts = append(parts, fmt.Sprintf("%d files", r.FilesChanged))

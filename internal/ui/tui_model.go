@@ -96,6 +96,8 @@ type model struct {
 	planDone  int
 	planTotal int
 	totals    state.Totals
+	// quota is the account's usage windows as last reported.
+	quota     map[string]state.QuotaWindow
 	iterUsage agent.Usage // the current iteration's tokens so far
 	ctxPct    float64
 	waitUntil time.Time
@@ -400,6 +402,9 @@ func (m *model) apply(e loop.Event) {
 		m.add(actWarning, "◔ waiting: "+e.Message)
 	case loop.EventWarning:
 		m.add(actWarning, "! "+e.Message)
+	case loop.EventQuota:
+		m.quota = e.Quota
+		m.add(actInfo, "◔ quota: "+e.Message)
 	case loop.EventReview:
 		m.add(actInfo, "⌕ "+e.Message)
 	case loop.EventPaused:
@@ -528,8 +533,8 @@ func (m *model) iterationEnded(e loop.Event) {
 	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {
 		parts = append(parts, tokens(n)+" tokens")
 	}
-	if r.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", r.CostUSD))
+	if r.CostUSD > 0 || r.CostSource == state.CostUnknown {
+		parts = append(parts, state.FormatCost(r.CostUSD, r.CostSource))
 	}
 	if r.Commit != "" {
 		parts = append(parts, "commit "+r.Commit[:min(7, len(r.Commit))])

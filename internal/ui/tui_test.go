@@ -552,3 +552,28 @@ func TestHeaderShowsTheSandbox(t *testing.T) {
 		}
 	}
 }
+
+// The header shows the run's cost with its source and the account's usage
+// windows as the agent last reported them.
+func TestHeaderShowsCostSourceAndQuota(t *testing.T) {
+	t.Parallel()
+	ended := ev(loop.EventIterationEnded, 10*time.Second)
+	ended.Task = &loop.TaskRef{ID: "DEMO-1"}
+	ended.Record = &state.Record{TaskID: "DEMO-1", Outcome: state.OutcomeTaskDone, DurationMS: 1000,
+		InputTokens: 1000, CostUSD: 1.55, CostSource: state.CostEstimated}
+	ended.Totals = &state.Totals{Iterations: 1, CostUSD: 1.55, CostSource: state.CostEstimated}
+	u := 85.0
+	quota := ev(loop.EventQuota, 11*time.Second)
+	quota.Quota = map[string]state.QuotaWindow{"seven_day": {Status: "allowed_warning", Utilization: &u}}
+	quota.Message = "seven_day allowed_warning, 85% used"
+	m := feed(t, newTestModel(&fakeControl{}, 160, 30), ev(loop.EventRunStarted, 0), ended, quota)
+	header := strings.Join(m.header(160), "\n")
+	for _, want := range []string{"cost ~$1.5500", "seven_day 85% (warning)"} {
+		if !strings.Contains(header, want) {
+			t.Errorf("the header lacks %q:\n%s", want, header)
+		}
+	}
+	if view := m.render(); !strings.Contains(view, "◔ quota: seven_day allowed_warning, 85% used") {
+		t.Errorf("the activity lacks the quota line:\n%s", view)
+	}
+}

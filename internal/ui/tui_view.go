@@ -2,12 +2,16 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // View draws the whole screen: exactly height lines, none wider than the
@@ -87,7 +91,10 @@ func (m model) header(w int) []string {
 	if failed := m.count(TaskFailed); failed > 0 {
 		stats = append(stats, m.pal.red(fmt.Sprintf("%d failed", failed)))
 	}
-	stats = append(stats, "tokens "+tokens(used), fmt.Sprintf("cost $%.4f", m.totals.CostUSD))
+	stats = append(stats, "tokens "+tokens(used), "cost "+state.FormatCost(m.totals.CostUSD, m.totals.CostSource))
+	if q := quotaShort(m.quota); q != "" {
+		stats = append(stats, q)
+	}
 	if sb := m.sandbox; sb != nil {
 		if sb.Kind == "none" {
 			stats = append(stats, m.pal.yellow("no sandbox"))
@@ -102,6 +109,27 @@ func (m model) header(w int) []string {
 		stats = append(stats, m.pal.yellow("resumes at "+m.waitUntil.In(m.opts.loc).Format("15:04:05")))
 	}
 	return []string{first, fitLine(" "+strings.Join(stats, " · "), w)}
+}
+
+// quotaShort is the usage windows in a few words for the header:
+// "seven_day 85% (warning) · five_hour 12%".
+func quotaShort(quota map[string]state.QuotaWindow) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(quota)) {
+		q := quota[name]
+		s := name
+		if q.Utilization != nil {
+			s += fmt.Sprintf(" %.0f%%", *q.Utilization)
+		}
+		switch q.Status {
+		case "allowed_warning":
+			s += " (warning)"
+		case "rejected":
+			s += " (limit)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " · ")
 }
 
 func (m model) count(s TaskState) int {
