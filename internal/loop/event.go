@@ -59,7 +59,15 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 	// Sandbox is the sandbox in force, for EventRunStarted.
 	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
+	// Schema is EventSchema where events leave the process (--json, the
+	// control channel, ralph serve's API); 0 inside it.
+	Schema int `json:"schema,omitempty"`
 }
+
+// EventSchema is the version of Event's JSON form: --json lines, the
+// control channel's stream and ralph serve's API carry it. A field added
+// keeps it; one renamed, removed or changed in meaning bumps it.
+const EventSchema = 1
 
 // PlanProgress counts the plan's tasks.
 type PlanProgress struct {

@@ -253,6 +253,7 @@ func (r *runner) start(ctx context.Context) error {
 		PID:       r.opts.PID,
 		Tasks:     prev.Tasks,
 		Sandbox:   r.opts.Sandbox,
+		Questions: prev.Questions,
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
@@ -293,6 +294,12 @@ func (r *runner) iterate(ctx context.Context) error {
 			return err
 		}
 		t, ok := r.next()
+		if !ok && len(r.st.Pending()) > 0 {
+			if err := r.waitForAnswer(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if !ok {
 			return r.noneLeft()
 		}
@@ -363,7 +370,7 @@ func (r *runner) afterOnce(it iteration) error {
 // says have failed.
 func (r *runner) next() (task.Task, bool) {
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
-		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID]
+		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || r.waitingForAnswer(t.ID)
 	})
 }
 
