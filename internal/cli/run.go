@@ -30,6 +30,9 @@ type runOptions struct {
 	Dry   bool
 	NoTUI bool
 	JSON  bool
+	// Serve is the address of the page --serve shows the run on; "" for
+	// none.
+	Serve string
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet
@@ -48,8 +51,12 @@ Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
 
-Every flag but --once, --dry-run, --no-tui and --json is also a key of
-ralph.toml and an environment variable RALPH_<KEY> (RALPH_MAX_ITERATIONS).
+Every flag but --once, --dry-run, --no-tui, --json and --serve is also a
+key of ralph.toml and an environment variable RALPH_<KEY>
+(RALPH_MAX_ITERATIONS).
+
+While it runs, .ralph/run.sock is its control channel (ralph serve and
+ralph answer use it), and --serve shows it on a page (see ralph serve).
 
 Exit codes:
   0    all tasks done
@@ -83,6 +90,8 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Dry, "dry-run", false, "print the agent command, environment changes and prompt; run nothing")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	fl.StringVar(&opts.Serve, "serve", "", "show the run on a page at `ADDR` (alone: "+DefaultServeAddr+"); see ralph serve")
+	fl.Lookup("serve").NoOptDefVal = DefaultServeAddr
 	return cmd
 }
 
@@ -240,12 +249,17 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer stopOnBrokenPipe(stop)()
 	steer := loop.NewSteering()
 	deps.Control = steer
+	ch, closeChannel := openChannel(ctx, opts, dir, lopts.RunID, steer, stop, logger)
+	defer closeChannel()
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
 		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger})
 	if err != nil {
 		return err
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
+	if ch != nil {
+		render = append(render, ch)
+	}
 	deps.Emit = life.attach(render.Handle)
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})

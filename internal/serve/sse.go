@@ -1,0 +1,78 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+)
+
+// keepAlive is how often an idle event stream gets a comment line, so
+// proxies and phones do not close it.
+const keepAlive = 25 * time.Second
+
+// streamSSE sends hub's messages to one client as Server-Sent Events
+// until the client goes or is dropped; a dropped client gets a resync
+// event first. wrap, when set, turns each message into what is sent.
+func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byte) []byte) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	sub := hub.Subscribe()
+	defer hub.Unsubscribe(sub)
+	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+		return
+	}
+	fl.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			fl.Flush()
+		case msg, ok := <-sub.C:
+			if !ok {
+				if hub.Dropped(sub) {
+					_, _ = w.Write([]byte("event: resync\ndata: {}\n\n"))
+					fl.Flush()
+				}
+				return
+			}
+			if err := writeData(w, msg, wrap); err != nil {
+				return
+			}
+			// Send what else is queued in the same flush.
+			for n := len(sub.C); n > 0; n-- {
+				m, ok := <-sub.C
+				if !ok {
+					break
+				}
+				if err := writeData(w, m, wrap); err != nil {
+					return
+				}
+			}
+			fl.Flush()
+		}
+	}
+}
+
+func writeData(w http.ResponseWriter, msg []byte, wrap func([]byte) []byte) error {
+	if wrap != nil {
+		msg = wrap(msg)
+	}
+	buf := make([]byte, 0, len(msg)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, '\n', '\n')
+	_, err := w.Write(buf)
+	return err
+}
