@@ -249,10 +249,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer stopOnBrokenPipe(stop)()
 	steer := loop.NewSteering()
 	deps.Control = steer
-	ch, closeChannel := openChannel(ctx, opts, dir, lopts.RunID, steer, stop, logger)
+	ch, pageURL, closeChannel := openChannel(ctx, opts, dir, lopts.RunID, steer, stop, logger)
 	defer closeChannel()
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
-		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger})
+		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger,
+		pageURL: pageURL})
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,15 @@ func serveRuns(ctx context.Context, f *Factory, c serveConfig, announce func(url
 		return err
 	}
 	announce(url)
+	if c.registry {
+		// Runs name this page in their questions' notifications.
+		if d := serve.StateDir(f.Environ()); d != "" && os.MkdirAll(d, 0o700) == nil {
+			p := filepath.Join(d, "serve-url")
+			if os.WriteFile(p, []byte(plainURL(url)+"\n"), 0o600) == nil {
+				defer os.Remove(p)
+			}
+		}
+	}
 	if c.ready != nil {
 		c.ready(ln.Addr().String())
 	}
@@ -206,7 +215,9 @@ func serveToken(stateDir string) (tok string, made bool, err error) {
 // page. What cannot be set up is logged: the run goes on without it.
 // The returned func undoes it all once the renderers are closed.
 func openChannel(ctx context.Context, opts *runOptions, dir, runID string, steer *loop.Steering, stop func(),
-	logger *slog.Logger) (*serve.Channel, func()) {
+	logger *slog.Logger) (*serve.Channel, func() string, func()) {
+	stateDir := serve.StateDir(opts.f.Environ())
+	pageURL := func() string { return servedURL(stateDir) }
 	var ch *serve.Channel
 	ctl := serve.Steer{Steering: steer, Stop: stop, Current: func() string {
 		if ch == nil {
@@ -217,9 +228,9 @@ func openChannel(ctx context.Context, opts *runOptions, dir, runID string, steer
 	ch, err := serve.Listen(dir, serve.Info{RunID: runID, Dir: dir, PID: os.Getpid(), StartedAt: time.Now()}, ctl)
 	if err != nil {
 		logger.Warn("no control channel", "err", err)
-		return nil, func() {}
+		return nil, pageURL, func() {}
 	}
-	reg := serve.StateDir(opts.f.Environ())
+	reg := stateDir
 	if rel, err := filepath.Rel(dir, reg); err == nil && filepath.IsLocal(rel) {
 		// A HOME inside the project (a test's, a container's): the
 		// registry would be part of the project's tree.
@@ -235,7 +246,7 @@ func openChannel(ctx context.Context, opts *runOptions, dir, runID string, steer
 		ch.Close(nil)
 	}
 	if opts.Serve == "" {
-		return ch, undo
+		return ch, pageURL, undo
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := serveConfig{addr: opts.Serve, dirs: []string{dir}}
@@ -243,13 +254,34 @@ func openChannel(ctx context.Context, opts *runOptions, dir, runID string, steer
 	if err != nil {
 		cancel()
 		fmt.Fprintln(opts.f.IO.ErrOut, "ralph: warning: --serve:", err)
-		return ch, undo
+		return ch, pageURL, undo
 	}
 	fmt.Fprintf(opts.f.IO.ErrOut, "ralph: the run is on %s\n", url)
 	go func() { _ = serveOn(srv, ln, c) }()
-	return ch, func() {
+	page := plainURL(url)
+	return ch, func() string { return page }, func() {
 		undo()
 		cancel()
 		_ = srv.Close()
 	}
+}
+
+// plainURL is an address as announced, without its token or note: what a
+// notification may name.
+func plainURL(announced string) string {
+	u, _, _ := strings.Cut(announced, "?")
+	u, _, _ = strings.Cut(u, " ")
+	return u
+}
+
+// servedURL is the page a ralph serve of this user serves, "" when none.
+func servedURL(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, "serve-url"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

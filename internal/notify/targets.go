@@ -108,6 +108,8 @@ func (d discord) send(ctx context.Context, e Event) error {
 type telegram struct {
 	httpTarget
 	api, token, chat string
+	// replies, when set, is told which message asked a question.
+	replies *telegramReplies
 }
 
 func (telegram) name() string { return "telegram" }
@@ -120,9 +122,15 @@ func (t telegram) send(ctx context.Context, e Event) error {
 	var r struct {
 		OK          bool   `json:"ok"`
 		Description string `json:"description"`
+		Result      struct {
+			MessageID int64 `json:"message_id"`
+		} `json:"result"`
 	}
 	if json.Unmarshal(answer, &r) == nil && !r.OK {
 		return fmt.Errorf("telegram: %s", r.Description)
+	}
+	if t.replies != nil && e.Event == "question" && e.Task != nil && r.Result.MessageID != 0 {
+		t.replies.sent(r.Result.MessageID, e.Task.ID)
 	}
 	return nil
 }
@@ -156,6 +164,8 @@ func ntfyTag(event string) string {
 		return "warning"
 	case "waiting_for_limit":
 		return "hourglass"
+	case "question":
+		return "question"
 	}
 	return "robot"
 }
