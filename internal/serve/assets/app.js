@@ -83,7 +83,9 @@
       const verb = b.dataset.verb;
       b.disabled = !live || (verb === "pause" && v.status === "paused") || (verb === "resume" && v.status !== "paused");
     });
+    q(el, ".controls").hidden = !v.live;
     if (v.current) { const ol = q(el, "ol.live"); ol.textContent = ""; v.current.forEach(e => liveEvent(c, e)); }
+    q(el, ".live-box").hidden = !v.live && q(el, "ol.live").children.length === 0;
   }
 
   function tick(c) {
@@ -124,7 +126,8 @@
       }
       case "question": addLine(c, "outcome", "? " + (e.task ? e.task.id + ": " : "") + e.message); break;
       case "answered": addLine(c, "outcome", "✎ answered: " + e.message); break;
-      case "waiting": case "warning": case "review": case "paused": case "resumed": case "task_skipped": case "task_failed":
+      case "waiting": addLine(c, "", "◔ " + (e.message || "waiting")); break;
+      case "warning": case "review": case "paused": case "resumed": case "task_skipped": case "task_failed":
         addLine(c, e.event === "warning" || e.event === "task_failed" ? "err" : "", e.event + (e.message ? ": " + e.message : ""));
         break;
       case "run_ended": addLine(c, "outcome", "run ended: " + e.status + (e.message ? " (" + e.message + ")" : "")); break;
