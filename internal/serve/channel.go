@@ -182,16 +182,45 @@ func (c *Channel) Handle(e loop.Event) {
 // pump encodes the events and publishes them, off the loop's goroutine.
 func (c *Channel) pump() {
 	defer close(c.done)
+	// Events that queued up while the last batch went out go out
+	// together: a chatty agent wakes each client once per batch, not once
+	// per event.
+	const maxBatch = 256
+	var batch [][]byte
+	reset := false
+	publish := func() {
+		if len(batch) > 0 || reset {
+			c.hub.PublishBatch(batch, reset)
+		}
+		batch, reset = nil, false
+	}
 	for e := range c.events {
-		if c.lost.Swap(false) {
-			c.hub.DropAll()
+		for {
+			if c.lost.Swap(false) {
+				publish()
+				c.hub.DropAll()
+			}
+			e.Schema = loop.EventSchema
+			if b, err := json.Marshal(e); err == nil {
+				if e.Kind == loop.EventIterationStarted {
+					publish()
+					reset = true
+				}
+				batch = append(batch, b)
+			}
+			if len(batch) >= maxBatch {
+				break
+			}
+			var ok bool
+			select {
+			case e, ok = <-c.events:
+			default:
+			}
+			if !ok {
+				break
+			}
 		}
-		e.Schema = loop.EventSchema
-		b, err := json.Marshal(e)
-		if err != nil {
-			continue
-		}
-		c.hub.Publish(b, e.Kind == loop.EventIterationStarted)
+		publish()
 	}
 }
 

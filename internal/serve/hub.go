@@ -28,9 +28,10 @@ type Hub struct {
 
 // Sub is one subscriber of a hub.
 type Sub struct {
-	// C carries the messages; it is closed when the subscriber was too
-	// slow (resync) or unsubscribed.
-	C       chan []byte
+	// C carries the messages, in batches (what was published together);
+	// it is closed when the subscriber was too slow (resync) or
+	// unsubscribed.
+	C       chan [][]byte
 	dropped bool
 }
 
@@ -39,21 +40,27 @@ func NewHub() *Hub { return &Hub{subs: map[*Sub]struct{}{}} }
 
 // Publish sends msg to every subscriber; reset first empties the backlog
 // (an iteration starts: what came before it is history, read from disk).
-func (h *Hub) Publish(msg []byte, reset bool) {
+func (h *Hub) Publish(msg []byte, reset bool) { h.PublishBatch([][]byte{msg}, reset) }
+
+// PublishBatch sends msgs to every subscriber at once: one wake-up each,
+// however many messages.
+func (h *Hub) PublishBatch(msgs [][]byte, reset bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if reset {
 		clear(h.backlog)
 		h.backlog = h.backlog[:0]
 	}
-	if len(h.backlog) >= backlogSize {
-		copy(h.backlog, h.backlog[1:])
-		h.backlog = h.backlog[:len(h.backlog)-1]
+	for _, msg := range msgs {
+		if len(h.backlog) >= backlogSize {
+			copy(h.backlog, h.backlog[1:])
+			h.backlog = h.backlog[:len(h.backlog)-1]
+		}
+		h.backlog = append(h.backlog, msg)
 	}
-	h.backlog = append(h.backlog, msg)
 	for s := range h.subs {
 		select {
-		case s.C <- msg:
+		case s.C <- msgs:
 		default:
 			// Too slow: it resyncs instead of holding anyone up.
 			s.dropped = true
@@ -67,12 +74,9 @@ func (h *Hub) Publish(msg []byte, reset bool) {
 func (h *Hub) Subscribe() *Sub {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := &Sub{C: make(chan []byte, clientBuffer+backlogSize)}
-	for _, m := range h.backlog {
-		if h.noBacklog {
-			break
-		}
-		s.C <- m
+	s := &Sub{C: make(chan [][]byte, clientBuffer+1)}
+	if !h.noBacklog && len(h.backlog) > 0 {
+		s.C <- append([][]byte(nil), h.backlog...)
 	}
 	h.subs[s] = struct{}{}
 	return s

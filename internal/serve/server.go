@@ -395,10 +395,12 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Bounded: a long run's history is read, never held.
+	const maxHistory = 1000
 	n := 100
 	if q := r.URL.Query().Get("limit"); q != "" {
-		if v, err := strconv.Atoi(q); err == nil && v >= 0 {
-			n = v
+		if v, err := strconv.Atoi(q); err == nil && v > 0 {
+			n = min(v, maxHistory)
 		}
 	}
 	recs, err := p.history(n)

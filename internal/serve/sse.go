@@ -9,6 +9,11 @@ import (
 // proxies and phones do not close it.
 const keepAlive = 25 * time.Second
 
+// flushEvery coalesces a busy stream: what comes within it goes out in
+// one write, so that a chatty agent costs each client at most 20 writes
+// a second (the TUI redraws as often).
+const flushEvery = 50 * time.Millisecond
+
 // streamSSE sends hub's messages to one client as Server-Sent Events
 // until the client goes or is dropped; a dropped client gets a resync
 // event first. wrap, when set, turns each message into what is sent.
@@ -30,6 +35,11 @@ func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byt
 	fl.Flush()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	// pending: written, not flushed yet; flush fires when it is due.
+	var pending bool
+	var lastFlush time.Time
+	flush := time.NewTimer(flushEvery)
+	flush.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
@@ -39,28 +49,33 @@ func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byt
 				return
 			}
 			fl.Flush()
+			lastFlush = time.Now()
+		case <-flush.C:
+			fl.Flush()
+			pending, lastFlush = false, time.Now()
 		case msg, ok := <-sub.C:
 			if !ok {
 				if hub.Dropped(sub) {
 					_, _ = w.Write([]byte("event: resync\ndata: {}\n\n"))
-					fl.Flush()
 				}
+				fl.Flush()
 				return
 			}
-			if err := writeData(w, msg, wrap); err != nil {
-				return
-			}
-			// Send what else is queued in the same flush.
-			for n := len(sub.C); n > 0; n-- {
-				m, ok := <-sub.C
-				if !ok {
-					break
-				}
+			for _, m := range msg {
 				if err := writeData(w, m, wrap); err != nil {
 					return
 				}
 			}
+			if pending {
+				continue
+			}
+			if wait := flushEvery - time.Since(lastFlush); wait > 0 {
+				pending = true
+				flush.Reset(wait)
+				continue
+			}
 			fl.Flush()
+			lastFlush = time.Now()
 		}
 	}
 }
