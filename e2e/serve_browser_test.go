@@ -218,6 +218,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 }
 
 func screenshotDir(t *testing.T) string {
+	t.Helper()
 	if d := os.Getenv("RALPH_E2E_SCREENSHOTS"); d != "" {
 		return d
 	}

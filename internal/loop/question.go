@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/prompt"
@@ -43,13 +44,9 @@ type Answers interface {
 // ask records the question of an iteration that ended needs_answer: the
 // task waits until it is answered (next skips it).
 func (r *runner) ask(t task.Task, it iteration) error {
-	qs := r.st.Questions[:0]
-	for _, q := range r.st.Questions {
-		if q.Task != t.ID || q.Answer != "" {
-			qs = append(qs, q)
-		}
-	}
-	r.st.Questions = append(qs, state.Question{Task: t.ID, Text: it.errText, RunID: r.st.RunID,
+	// A task has one question waiting at most: a new one replaces it.
+	r.st.Questions = slices.DeleteFunc(r.st.Questions, func(q state.Question) bool { return q.Task == t.ID && q.Answer == "" })
+	r.st.Questions = append(r.st.Questions, state.Question{Task: t.ID, Text: it.errText, RunID: r.st.RunID,
 		Iteration: r.st.Iteration, AskedAt: r.deps.Now()})
 	if err := r.save(); err != nil {
 		return err

@@ -99,7 +99,7 @@ func (r *telegramReplies) poll(ctx context.Context, offset int64) (int64, error)
 	}
 	pctx, cancel := context.WithTimeout(ctx, replyPoll+10*time.Second)
 	defer cancel()
-	raw, err := postJSON(pctx, r.t.httpTarget, r.t.api+"/bot"+r.t.token+"/getUpdates", body, nil)
+	raw, err := postJSON(pctx, r.t.httpTarget, r.t.api+"/bot"+r.t.token+"/getUpdates", body)
 	if err != nil {
 		return offset, err
 	}

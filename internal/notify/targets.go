@@ -72,12 +72,12 @@ func (h httpTarget) post(ctx context.Context, rawURL, contentType string, body [
 	return answer, nil
 }
 
-func postJSON(ctx context.Context, h httpTarget, rawURL string, v any, header http.Header) ([]byte, error) {
+func postJSON(ctx context.Context, h httpTarget, rawURL string, v any) ([]byte, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return h.post(ctx, rawURL, "application/json", body, header)
+	return h.post(ctx, rawURL, "application/json", body, nil)
 }
 
 // slack posts to an incoming webhook.
@@ -88,7 +88,7 @@ type slack struct {
 
 func (slack) name() string { return "slack" }
 func (s slack) send(ctx context.Context, e Event) error {
-	_, err := postJSON(ctx, s.httpTarget, s.url, map[string]string{"text": e.Text}, nil)
+	_, err := postJSON(ctx, s.httpTarget, s.url, map[string]string{"text": e.Text})
 	return err
 }
 
@@ -100,7 +100,7 @@ type discord struct {
 
 func (discord) name() string { return "discord" }
 func (d discord) send(ctx context.Context, e Event) error {
-	_, err := postJSON(ctx, d.httpTarget, d.url, map[string]string{"content": cut(e.Text, 2000)}, nil)
+	_, err := postJSON(ctx, d.httpTarget, d.url, map[string]string{"content": cut(e.Text, 2000)})
 	return err
 }
 
@@ -115,7 +115,7 @@ type telegram struct {
 func (telegram) name() string { return "telegram" }
 func (t telegram) send(ctx context.Context, e Event) error {
 	answer, err := postJSON(ctx, t.httpTarget, t.api+"/bot"+t.token+"/sendMessage",
-		map[string]string{"chat_id": t.chat, "text": cut(e.Text, 4096)}, nil)
+		map[string]string{"chat_id": t.chat, "text": cut(e.Text, 4096)})
 	if err != nil {
 		return err
 	}

@@ -117,4 +117,3 @@ func benchDir(b *testing.B) string {
 	b.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
-

@@ -133,7 +133,7 @@ func Listen(dir string, info Info, ctl Controller) (*Channel, error) {
 	c.current.Store("")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, c.info) })
-	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, c.hub, nil) })
+	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, c.hub) })
 	mux.HandleFunc("POST /v1/control", c.control)
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.srv.Serve(ln) }()

@@ -325,7 +325,7 @@ func TestSlowClientIsDroppedAndResyncs(t *testing.T) {
 	}
 
 	// Over HTTP: a dropped client is told to resync.
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, h, nil) }))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, h) }))
 	defer ts.Close()
 	resp, err := ts.Client().Get(ts.URL)
 	if err != nil {

@@ -147,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/runs/{id}/history", s.getHistory)
 	mux.HandleFunc("GET /api/v1/runs/{id}/transcript", s.getTranscript)
 	mux.HandleFunc("GET /api/v1/runs/{id}/events", s.getRunEvents)
-	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, s.all, nil) })
+	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, s.all) })
 	mux.HandleFunc("POST /api/v1/runs/{id}/{verb}", s.postControl)
 	return s.guard(mux)
 }
@@ -481,7 +481,7 @@ func (s *Server) getRunEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	streamSSE(w, r, p.hub, nil)
+	streamSSE(w, r, p.hub)
 }
 
 // postControl steers a run: pause, resume, skip, stop, answer. A run that

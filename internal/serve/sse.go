@@ -16,8 +16,8 @@ const flushEvery = 50 * time.Millisecond
 
 // streamSSE sends hub's messages to one client as Server-Sent Events
 // until the client goes or is dropped; a dropped client gets a resync
-// event first. wrap, when set, turns each message into what is sent.
-func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byte) []byte) {
+// event first.
+func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -62,7 +62,7 @@ func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byt
 				return
 			}
 			for _, m := range msg {
-				if err := writeData(w, m, wrap); err != nil {
+				if err := writeData(w, m); err != nil {
 					return
 				}
 			}
@@ -80,10 +80,7 @@ func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub, wrap func([]byt
 	}
 }
 
-func writeData(w http.ResponseWriter, msg []byte, wrap func([]byte) []byte) error {
-	if wrap != nil {
-		msg = wrap(msg)
-	}
+func writeData(w http.ResponseWriter, msg []byte) error {
 	buf := make([]byte, 0, len(msg)+8)
 	buf = append(buf, "data: "...)
 	buf = append(buf, msg...)
