@@ -383,6 +383,11 @@ func (r *runner) noneLeft() error {
 	if err := r.skippedLeft(p); err != nil {
 		return err
 	}
+	if pending := r.st.Pending(); len(pending) > 0 {
+		// With --parallel: what is left waits for answers.
+		return fmt.Errorf("%w: waiting for an answer to the question of %s (`ralph answer TEXT`, then run again)",
+			ErrLimit, pending[0].Task)
+	}
 	isFailed := func(t task.Task) bool { return r.st.Tasks[t.ID].Failed }
 	var failed, blocked []string
 	for _, t := range p.Tasks {
