@@ -325,6 +325,10 @@ func TestServeBrowser(t *testing.T) {
 	}
 	noHorizontalScroll(t, ctx, "390x844, run over")
 
+	// An iteration's transcript, rendered as ralph logs renders it.
+	do(t, ctx, "open a transcript", chromedp.Click(chromedp.CSS(card(betaID)+` ol.history li button`)))
+	waitFor(t, ctx, "the transcript", fmt.Sprintf(`(document.querySelector('%s ol.history pre') || {}).textContent?.includes('→ Write README.md')`, card(betaID)))
+
 	// A server off loopback: nothing without the token, the page with it.
 	url := e.serve("--addr", "0.0.0.0:0", alpha)
 	m := regexp.MustCompile(`^https?://[^/]+:(\d+)/\?token=([0-9a-f]+)$`).FindStringSubmatch(url)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +74,14 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 		Use:   "run [PLAN]",
 		Short: "Run the agent in a loop until the plan is done",
 		Long:  runLong,
-		Args:  args(cobra.MaximumNArgs(1)),
+		Args: func(cmd *cobra.Command, a []string) error {
+			_, rest := serveArg(cmd, opts, a)
+			return args(cobra.MaximumNArgs(1))(cmd, rest)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if addr, rest := serveArg(cmd, opts, a); addr != "" {
+				opts.Serve, a = addr, rest
+			}
 			if len(a) == 1 {
 				opts.Plan = a[0]
 			}
@@ -420,4 +428,26 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// serveArg takes the address of a bare --serve from the arguments:
+// --serve takes its value optionally, so `--serve 127.0.0.1:9000` parses
+// as --serve and an argument; an argument that is a host:port and names
+// no file is the address.
+func serveArg(cmd *cobra.Command, opts *runOptions, a []string) (addr string, rest []string) {
+	fl := cmd.Flags().Lookup("serve")
+	if fl == nil || !fl.Changed || opts.Serve != DefaultServeAddr || len(a) == 0 {
+		return "", a
+	}
+	host, port, err := net.SplitHostPort(a[0])
+	if err != nil || strings.ContainsAny(host, "/") {
+		return "", a
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return "", a
+	}
+	if _, err := os.Stat(a[0]); err == nil {
+		return "", a
+	}
+	return a[0], a[1:]
 }

@@ -121,3 +121,33 @@ func TestServeOffLoopbackWithTLSAndTheToken(t *testing.T) {
 		t.Errorf("the second start announced %q (stderr %q): the token is printed once", url, errOut)
 	}
 }
+
+func TestRunServeTakesAnAddressOrNone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args        []string
+		serve, plan string
+	}{
+		{[]string{"--serve"}, DefaultServeAddr, ""},
+		{[]string{"--serve", "prd.json"}, DefaultServeAddr, "prd.json"},
+		{[]string{"--serve", "127.0.0.1:9000"}, "127.0.0.1:9000", ""},
+		{[]string{"--serve", "0.0.0.0:9000", "prd.json"}, "0.0.0.0:9000", "prd.json"},
+		{[]string{"--serve=:9000", "prd.json"}, ":9000", "prd.json"},
+		{[]string{"prd.json"}, "", "prd.json"},
+	} {
+		f, _, _ := testFactory(t, dir)
+		var got *runOptions
+		cmd := newCmdRun(f, func(o *runOptions) error { got = o; return nil })
+		cmd.SetArgs(c.args)
+		cmd.SetOut(f.IO.Out)
+		cmd.SetErr(f.IO.ErrOut)
+		if err := cmd.Execute(); err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if got.Serve != c.serve || got.Plan != c.plan {
+			t.Errorf("%q: serve %q, plan %q; want %q, %q", c.args, got.Serve, got.Plan, c.serve, c.plan)
+		}
+	}
+}

@@ -43,6 +43,7 @@
 
   async function control(id, verb, body) {
     const c = cards.get(id);
+    if (verb === "stop" && !window.confirm("Stop the run of " + (c.view ? c.view.name : id) + "?")) return false;
     const note = q(c.el, ".notice");
     try {
       await api("runs/" + id + "/" + verb, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
