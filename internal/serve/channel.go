@@ -119,9 +119,16 @@ type Channel struct {
 func Listen(dir string, info Info, ctl Controller) (*Channel, error) {
 	path := filepath.Join(dir, state.Dir, SocketName)
 	_ = os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	short, done := sockPath(path)
+	ln, err := net.Listen("unix", short)
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("control channel: %w", err)
+	}
+	if ul, ok := ln.(*net.UnixListener); ok {
+		// Close removes path itself: short may name another directory by
+		// then.
+		ul.SetUnlinkOnClose(false)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		_ = ln.Close()
@@ -256,7 +263,9 @@ func Dial(socket string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
+			short, done := sockPath(socket)
+			defer done()
+			return d.DialContext(ctx, "unix", short)
 		},
 	}
 	return &http.Client{Transport: tr}

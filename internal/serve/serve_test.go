@@ -354,3 +354,24 @@ func TestSlowClientIsDroppedAndResyncs(t *testing.T) {
 		t.Error("a dropped stream ended without a resync event")
 	}
 }
+
+func TestControlChannelInADeepProject(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for len(dir) < 120 {
+		dir = filepath.Join(dir, "a-rather-long-directory-name")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, state.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch, steer, _ := liveRun(t, dir)
+	if len(ch.Path()) <= maxSockPath {
+		t.Fatalf("the path is short: %s", ch.Path())
+	}
+	if err := Send(t.Context(), ch.Path(), Command{Verb: VerbPause}); err != nil {
+		t.Fatal(err)
+	}
+	if steer.Paused() == nil {
+		t.Error("the pause did not reach the run")
+	}
+}
