@@ -37,8 +37,8 @@ type serveOptions struct {
 }
 
 const serveLong = `Serve a page that shows every run it watches, live, and steers them:
-the given project directories (default: none but the registry's), plus
-every ralph run started by this user (they register in
+the given project directories (default: the project here, once it has
+run), plus every ralph run started by this user (they register in
 $XDG_STATE_HOME/ralph/runs/ while they run).
 
 It listens on 127.0.0.1:8484 unless --addr says otherwise. An address
