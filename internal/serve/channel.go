@@ -167,8 +167,11 @@ func (c *Channel) control(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
-// Handle takes one loop event; it never blocks.
+// Handle takes one loop event; it never blocks. The event is encoded
+// later, on another goroutine: what its pointers share with the loop's
+// state (the run's totals go on changing) is copied here.
 func (c *Channel) Handle(e loop.Event) {
+	e = detach(e)
 	switch e.Kind {
 	case loop.EventIterationStarted:
 		if e.Task != nil {
@@ -295,4 +298,29 @@ func Send(ctx context.Context, socket string, c Command) error {
 		return fmt.Errorf("the run refused %s: %s", c.Verb, e.Error)
 	}
 	return nil
+}
+
+// detach copies what an event points to that the loop goes on changing.
+func detach(e loop.Event) loop.Event {
+	if e.Totals != nil {
+		t := *e.Totals
+		e.Totals = &t
+	}
+	if e.Record != nil {
+		r := *e.Record
+		e.Record = &r
+	}
+	if e.Plan != nil {
+		p := *e.Plan
+		e.Plan = &p
+	}
+	if e.Agent != nil {
+		a := *e.Agent
+		e.Agent = &a
+	}
+	if e.Until != nil {
+		u := *e.Until
+		e.Until = &u
+	}
+	return e
 }

@@ -375,3 +375,41 @@ func TestControlChannelInADeepProject(t *testing.T) {
 		t.Error("the pause did not reach the run")
 	}
 }
+
+// The loop goes on changing what its events point to (the run's totals);
+// the channel encodes them later, on its own goroutine: go test -race
+// finds it when Handle does not copy them.
+func TestChannelCopiesWhatTheLoopKeepsChanging(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, state.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, _ := liveRun(t, dir)
+	cl := Dial(ch.Path())
+	defer cl.CloseIdleConnections()
+	resp, err := cl.Get("http://run/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	var totals state.Totals
+	for i := range 100 {
+		ch.Handle(loop.Event{Kind: loop.EventIterationEnded, Iteration: i, Totals: &totals})
+		totals.Iterations++
+	}
+	ch.Handle(loop.Event{Kind: loop.EventRunEnded})
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"event":"run_ended"`) {
+			return
+		}
+	}
+}
