@@ -8,4 +8,8 @@
 // CLIs and no network. Each run gets its own HOME and TMPDIR, a clean
 // environment that points the CLI at the fake server and turns off its
 // update checks and telemetry, and a deadline.
+//
+// The ralph serve tests (serve_*_test.go) drive the page in a real
+// Chromium, headless, and measure the server's memory; they run only when
+// RALPH_E2E_CHROMIUM names the browser, and need no agent CLI.
 package e2e

@@ -32,16 +32,24 @@ type runView struct {
 	stop  context.CancelFunc
 	steer *loop.Steering
 	// notify announces milestones ([notify]); log records its failures.
-	notify config.Notify
-	log    *slog.Logger
+	// pageURL is where a question can be answered (ralph serve's page).
+	notify  config.Notify
+	pageURL func() string
+	log     *slog.Logger
 }
 
 // newRenderer picks how a run is shown: JSON lines with --json, plain
 // lines with --no-tui or without a terminal, the TUI otherwise.
 func newRenderer(f *Factory, noTUI, jsonOut bool, v runView) (ui.Renderer, error) {
 	r := screenRenderer(f, noTUI, jsonOut, v)
-	n, err := notify.New(v.notify, notify.Options{Dir: v.dir, Environ: f.Environ(), Log: v.log,
-		Warn: func(msg string) { r.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) }})
+	nopts := notify.Options{Dir: v.dir, Environ: f.Environ(), Log: v.log, PageURL: v.pageURL,
+		Warn: func(msg string) { r.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) }}
+	if v.steer != nil {
+		// A reply to the question's Telegram message answers it.
+		steer := v.steer
+		nopts.Answer = func(task, text string) { steer.Answer(loop.Answer{Task: task, Text: text, By: "telegram"}) }
+	}
+	n, err := notify.New(v.notify, nopts)
 	if err != nil {
 		r.Close(err)
 		return nil, err

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +51,9 @@ type runOptions struct {
 	JSON       bool
 	// PRFeedback is the pull request whose feedback is the plan.
 	PRFeedback int
+	// Serve is the address of the page --serve shows the run on; "" for
+	// none.
+	Serve string
 	// flags holds the command's flags; the changed ones that are config
 	// keys override the config.
 	flags *pflag.FlagSet
@@ -79,9 +84,12 @@ PLAN may be github:OWNER/REPO: the repository's open issues labelled ralph
 (--label, --milestone, --assignee) are the plan, written back to as the
 run goes; --pr ends the run at a pull request.
 
-Every flag but --once, --task, --worker, --dry-run, --no-tui, --json and
---pr-feedback is also a key of ralph.toml and an environment variable
+Every flag but --once, --task, --worker, --dry-run, --no-tui, --json,
+--pr-feedback and --serve is also a key of ralph.toml and an environment variable
 RALPH_<KEY> (RALPH_MAX_ITERATIONS; [worker] keys: RALPH_WORKER_REMOTE, ...).
+
+While it runs, .ralph/run.sock is its control channel (ralph serve and
+ralph answer use it), and --serve shows it on a page (see ralph serve).
 
 Exit codes:
   0    all tasks done
@@ -97,8 +105,14 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 		Use:   "run [PLAN]",
 		Short: "Run the agent in a loop until the plan is done",
 		Long:  runLong,
-		Args:  args(cobra.MaximumNArgs(1)),
+		Args: func(cmd *cobra.Command, a []string) error {
+			_, rest := serveArg(cmd, opts, a)
+			return args(cobra.MaximumNArgs(1))(cmd, rest)
+		},
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if addr, rest := serveArg(cmd, opts, a); addr != "" {
+				opts.Serve, a = addr, rest
+			}
 			if len(a) == 1 {
 				opts.Plan = a[0]
 			}
@@ -118,6 +132,8 @@ func newCmdRun(f *Factory, runF func(*runOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
 	fl.IntVar(&opts.PRFeedback, "pr-feedback", 0, "make pull request `N`'s failing checks and review comments the plan; fix, push, answer, until green")
+	fl.StringVar(&opts.Serve, "serve", "", "show the run on a page at `ADDR` (alone: "+DefaultServeAddr+"); see ralph serve")
+	fl.Lookup("serve").NoOptDefVal = DefaultServeAddr
 	return cmd
 }
 
@@ -315,12 +331,18 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer stopOnBrokenPipe(stop)()
 	steer := loop.NewSteering()
 	deps.Control = steer
+	ch, pageURL, closeChannel := openChannel(ctx, opts, dir, lopts.RunID, steer, stop, logger)
+	defer closeChannel()
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
-		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger})
+		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger,
+		pageURL: pageURL})
 	if err != nil {
 		return err
 	}
 	render := ui.Tee{screen, ui.NewLog(logger)}
+	if ch != nil {
+		render = append(render, ch)
+	}
 	handle := render.Handle
 	if id := opts.workerID; id != "" {
 		// A --worker's task run: every event says whose it is, the
@@ -538,4 +560,26 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// serveArg takes the address of a bare --serve from the arguments:
+// --serve takes its value optionally, so `--serve 127.0.0.1:9000` parses
+// as --serve and an argument; an argument that is a host:port and names
+// no file is the address.
+func serveArg(cmd *cobra.Command, opts *runOptions, a []string) (addr string, rest []string) {
+	fl := cmd.Flags().Lookup("serve")
+	if fl == nil || !fl.Changed || opts.Serve != DefaultServeAddr || len(a) == 0 {
+		return "", a
+	}
+	host, port, err := net.SplitHostPort(a[0])
+	if err != nil || strings.ContainsAny(host, "/") {
+		return "", a
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return "", a
+	}
+	if _, err := os.Stat(a[0]); err == nil {
+		return "", a
+	}
+	return a[0], a[1:]
 }

@@ -96,6 +96,9 @@ func runStatus(opts *statusOptions) error {
 	if st.WaitingUntil != nil {
 		fmt.Fprintf(w, "waiting    until %s\n", st.WaitingUntil.Local().Format(time.RFC3339))
 	}
+	for _, q := range st.Pending() {
+		fmt.Fprintf(w, "question   %s asks: %s\n           (answer with `ralph answer TEXT`)\n", q.Task, strings.Join(strings.Fields(q.Text), " "))
+	}
 	fmt.Fprintf(w, "plan       %s\n", st.Plan)
 	fmt.Fprintf(w, "agent      %s %s\n", st.Agent, st.Model)
 	if st.Sandbox != nil {

@@ -22,6 +22,9 @@ const (
 	TaskDone   Marker = "TASK_DONE"
 	TaskFailed Marker = "TASK_FAILED"
 	PlanDone   Marker = "COMPLETE"
+	// Question: the agent needs a human's answer before it can go on; the
+	// question is the text after the marker (Match.Reason).
+	Question Marker = "QUESTION"
 )
 
 // Strategy names a detection strategy.
@@ -54,7 +57,8 @@ type Input struct {
 type Match struct {
 	Marker   Marker
 	Strategy Strategy
-	// Reason is the text after TASK_FAILED (one line), when given.
+	// Reason is the text after TASK_FAILED (one line), when given, or the
+	// question of a QUESTION.
 	Reason string
 }
 

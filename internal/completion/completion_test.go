@@ -145,6 +145,12 @@ func TestDetect(t *testing.T) {
 			Match{Marker: TaskFailed, Strategy: PromiseTag}},
 		{"long reason is capped", Input{Final: "<promise>TASK_FAILED</promise> " + strings.Repeat("é", 400)}, strict,
 			Match{Marker: TaskFailed, Strategy: PromiseTag, Reason: strings.Repeat("é", 300) + "…"}},
+		// QUESTION: its text follows the marker, or is the paragraph before it.
+		{"question after the marker", Input{Final: "I looked at both.\n<promise>QUESTION</promise>\nShould the API be v1 or v2?\nv2 breaks clients."}, strict,
+			Match{Marker: Question, Strategy: PromiseTag, Reason: "Should the API be v1 or v2?\nv2 breaks clients."}},
+		{"question before the marker", Input{Final: "Notes.\n\nKeep the old flag or drop it?\n<promise>QUESTION</promise>"}, strict,
+			Match{Marker: Question, Strategy: PromiseTag, Reason: "Keep the old flag or drop it?"}},
+		{"question quoted as code is no claim", Input{Final: "`<promise>QUESTION</promise>` asks"}, strict, Match{}},
 		{"reason only for TASK_FAILED", Input{Final: "<promise>TASK_DONE</promise> all good"}, strict,
 			Match{Marker: TaskDone, Strategy: PromiseTag}},
 

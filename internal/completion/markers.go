@@ -7,7 +7,7 @@ import (
 )
 
 // markerWords matches every spelling of a marker, aliases included.
-const markerWords = `task_done|success|task_failed|complete|ralph_done|plan_done`
+const markerWords = `task_done|success|task_failed|complete|ralph_done|plan_done|question`
 
 var (
 	// tagRe is <promise>MARKER</promise>, tolerant of case and of spaces
@@ -34,6 +34,8 @@ func normalize(word string) Marker {
 		return TaskFailed
 	case "COMPLETE", "RALPH_DONE", "PLAN_DONE":
 		return PlanDone
+	case "QUESTION":
+		return Question
 	}
 	return None
 }
@@ -60,10 +62,40 @@ func lastMatch(re *regexp.Regexp, scan string) (found, bool) {
 // reason of a TASK_FAILED.
 func toMatch(f found, text string) Match {
 	m := Match{Marker: f.marker}
-	if f.marker == TaskFailed {
+	switch f.marker {
+	case TaskFailed:
 		m.Reason = reasonAfter(text[f.end:])
+	case Question:
+		m.Reason = questionText(text[:f.start], text[f.end:])
+	default:
+		// The other markers carry no text.
 	}
 	return m
+}
+
+// maxQuestion caps the text of a QUESTION, in characters.
+const maxQuestion = 2000
+
+// questionText reads the question of a QUESTION marker: what follows it,
+// or, when nothing does, the paragraph before it ("Should the API be
+// v1 or v2?\n\n<promise>QUESTION</promise>").
+func questionText(before, after string) string {
+	q := strings.TrimSpace(after)
+	if q == "" {
+		// before ends inside the tag: drop "<promise>" (and its spaces).
+		if i := strings.LastIndex(before, "<"); i >= 0 {
+			before = before[:i]
+		}
+		before = strings.TrimSpace(before)
+		if i := strings.LastIndex(before, "\n\n"); i >= 0 {
+			before = before[i+2:]
+		}
+		q = strings.TrimSpace(before)
+	}
+	if utf8.RuneCountInString(q) > maxQuestion {
+		q = strings.TrimSpace(string([]rune(q)[:maxQuestion])) + "…"
+	}
+	return q
 }
 
 // maxReason caps Match.Reason, in characters.

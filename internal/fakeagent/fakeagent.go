@@ -216,6 +216,9 @@ func (a *agentRun) do(verb, rest string) error {
 	case "echo-prompt":
 		a.toolResult(a.prompt)
 	case "exec":
+		// What came before is streamed, as an agent's is before a long
+		// tool call.
+		a.w.Flush()
 		cmd := exec.Command("sh", "-c", rest)
 		cmd.Env = append(os.Environ(), "FAKEAGENT_PROMPT="+a.prompt)
 		cmd.Stderr = os.Stderr

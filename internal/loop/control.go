@@ -36,6 +36,10 @@ type Steering struct {
 	mu     sync.Mutex
 	resume chan struct{} // non-nil while paused
 	skips  []string
+	// answers wait for the loop's next look; ready wakes a loop that
+	// waits for one (question.go).
+	answers []Answer
+	ready   chan struct{}
 }
 
 // NewSteering returns a Steering that lets the run go on.
@@ -64,6 +68,56 @@ func (s *Steering) Skip(id string) {
 	}
 }
 
+// SetPaused pauses or resumes the run, whatever it was, and reports
+// whether it changed.
+func (s *Steering) SetPaused(paused bool) bool {
+	s.mu.Lock()
+	now := s.resume != nil
+	s.mu.Unlock()
+	if now == paused {
+		return false
+	}
+	s.TogglePause()
+	return true
+}
+
+// Answer hands the loop a human's answer to the question of a task ("":
+// the oldest question waiting).
+func (s *Steering) Answer(a Answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = append(s.answers, a)
+	select {
+	case s.readyChan() <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// TakeAnswers implements Answers.
+func (s *Steering) TakeAnswers() []Answer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.answers
+	s.answers = nil
+	return a
+}
+
+// AnswerReady implements Answers.
+func (s *Steering) AnswerReady() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readyChan()
+}
+
+// readyChan is made on first use: the zero Steering works. Called with
+// mu held.
+func (s *Steering) readyChan() chan struct{} {
+	if s.ready == nil {
+		s.ready = make(chan struct{}, 1)
+	}
+	return s.ready
+}
+
 // Skips implements Control.
 func (s *Steering) Skips() []string {
 	s.mu.Lock()
@@ -88,8 +142,12 @@ func (s *Steering) Paused() <-chan struct{} {
 // user resumes it or the run is interrupted.
 func (r *runner) checkpoint(ctx context.Context) error {
 	c := r.deps.Control
+	r.pruneQuestions()
 	if c == nil {
 		return nil
+	}
+	if err := r.takeAnswers(); err != nil {
+		return err
 	}
 	r.takeSkips(c)
 	wait := c.Paused()

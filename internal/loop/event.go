@@ -70,7 +70,15 @@ type Event struct {
 	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
 	// Quota is the latest state of each usage window, for EventQuota.
 	Quota map[string]state.QuotaWindow `json:"quota,omitempty"`
+	// Schema is EventSchema where events leave the process (--json, the
+	// control channel, ralph serve's API); 0 inside it.
+	Schema int `json:"schema,omitempty"`
 }
+
+// EventSchema is the version of Event's JSON form: --json lines, the
+// control channel's stream and ralph serve's API carry it. A field added
+// keeps it; one renamed, removed or changed in meaning bumps it.
+const EventSchema = 1
 
 // PlanProgress counts the plan's tasks.
 type PlanProgress struct {

@@ -238,6 +238,9 @@ func (r *runner) classifyRunnerOwned(ctx context.Context, c classified, t task.T
 	case completion.TaskFailed:
 		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
 		return c
+	case completion.Question:
+		c.outcome, c.errText = state.OutcomeNeedsAnswer, firstNonEmpty(c.match.Reason, "(the agent asked without saying what)")
+		return c
 	default:
 		// The other values need nothing here.
 	}
@@ -365,6 +368,8 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 		r.warn("premature claim: %s", c.errText)
 	case len(c.doneIDs) > 0:
 		c.outcome = state.OutcomeTaskDone
+	case c.match.Marker == completion.Question:
+		c.outcome, c.errText = state.OutcomeNeedsAnswer, firstNonEmpty(c.match.Reason, "(the agent asked without saying what)")
 	case c.match.Marker == completion.TaskFailed:
 		c.outcome, c.errText = state.OutcomeTaskFailed, firstNonEmpty(c.match.Reason, "the agent reported TASK_FAILED")
 	case c.result.IsError:

@@ -278,6 +278,7 @@ func (r *runner) start(ctx context.Context) error {
 		Tasks:     prev.Tasks,
 		Sandbox:   r.opts.Sandbox,
 		Quota:     prev.Quota, // the account's windows outlive a run
+		Questions: prev.Questions,
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
@@ -318,6 +319,12 @@ func (r *runner) iterate(ctx context.Context) error {
 			return err
 		}
 		t, ok := r.next()
+		if !ok && len(r.st.Pending()) > 0 {
+			if err := r.waitForAnswer(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if !ok {
 			return r.noneLeft()
 		}
@@ -393,7 +400,7 @@ func (r *runner) afterOnce(it iteration) error {
 // says have failed.
 func (r *runner) next() (task.Task, bool) {
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
-		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || (r.opts.Only != "" && t.ID != r.opts.Only)
+		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || r.waitingForAnswer(t.ID) || (r.opts.Only != "" && t.ID != r.opts.Only)
 	})
 }
 
@@ -408,6 +415,11 @@ func (r *runner) noneLeft() error {
 	}
 	if err := r.skippedLeft(p); err != nil {
 		return err
+	}
+	if pending := r.st.Pending(); len(pending) > 0 {
+		// With --parallel: what is left waits for answers.
+		return fmt.Errorf("%w: waiting for an answer to the question of %s (`ralph answer TEXT`, then run again)",
+			ErrLimit, pending[0].Task)
 	}
 	isFailed := func(t task.Task) bool { return r.st.Tasks[t.ID].Failed }
 	var failed, blocked []string

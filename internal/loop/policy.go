@@ -44,6 +44,11 @@ func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 			return err
 		}
 		return r.checkStuck(it)
+	case state.OutcomeNeedsAnswer:
+		// Asking is progress of a kind: neither an attempt nor a step
+		// towards the breaker.
+		r.transient, r.limitWaits, r.noProgress = 0, 0, 0
+		return r.ask(t, it)
 	default:
 		// The other values need nothing here.
 	}

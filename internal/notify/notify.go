@@ -36,7 +36,8 @@ type Event struct {
 	Project string    `json:"project"`
 	RunID   string    `json:"run_id"`
 	Time    time.Time `json:"time"`
-	// Task is the task of task_done, task_failed and waiting_for_limit.
+	// Task is the task of task_done, task_failed, waiting_for_limit and
+	// question.
 	Task *loop.TaskRef `json:"task,omitempty"`
 	// Until is when a usage limit resets (waiting_for_limit).
 	Until *time.Time `json:"until,omitempty"`
@@ -59,6 +60,12 @@ type Options struct {
 	// Warn, when set, is told of a notification that could not be
 	// delivered (secrets redacted), to show the user.
 	Warn func(msg string)
+	// PageURL, when set, returns the address of a page where a question
+	// can be answered (ralph serve's), for the question's message.
+	PageURL func() string
+	// Answer, when set, is given the answers to questions that come as
+	// replies to the question's Telegram message.
+	Answer func(task, text string)
 	// Client sends the HTTP requests (tests); nil: a default client.
 	Client *http.Client
 	// Backoff is the wait before the first retry, doubled after each;
@@ -120,6 +127,9 @@ func New(cfg config.Notify, opts Options) (*Notifier, error) {
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	for _, t := range targets {
+		if tg, ok := t.(telegram); ok && tg.replies != nil {
+			go tg.replies.run(n.ctx)
+		}
 		w := &worker{n: n, t: t, queue: make(chan Event, queueSize), done: make(chan struct{})}
 		n.workers = append(n.workers, w)
 		go w.run()
@@ -145,7 +155,12 @@ func targets(cfg config.Notify, opts Options) ([]target, []string, error) {
 		if cfg.TelegramToken == "" || cfg.TelegramChatID == "" {
 			return nil, nil, fmt.Errorf("[notify] telegram needs both telegram-token and telegram-chat-id")
 		}
-		ts = append(ts, telegram{h, strings.TrimRight(cfg.TelegramAPI, "/"), cfg.TelegramToken, cfg.TelegramChatID})
+		tg := telegram{httpTarget: h, api: strings.TrimRight(cfg.TelegramAPI, "/"), token: cfg.TelegramToken, chat: cfg.TelegramChatID}
+		if opts.Answer != nil {
+			tg.replies = newTelegramReplies(opts.Answer)
+			tg.replies.t = tg
+		}
+		ts = append(ts, tg)
 		secrets = append(secrets, cfg.TelegramToken)
 	}
 	if cfg.NtfyTopic != "" {
@@ -249,6 +264,15 @@ func (n *Notifier) event(e loop.Event) (Event, bool) {
 		ev.Event, ev.Until = "waiting_for_limit", e.Until
 		ev.Text = fmt.Sprintf("%s: %s, waiting until %s (%s)", where, what,
 			e.Until.Local().Format("Mon 15:04"), e.Until.Sub(e.Time).Round(time.Minute))
+	case loop.EventQuestion:
+		ev.Event = "question"
+		answerAt := "`ralph answer TEXT`"
+		if n.opts.PageURL != nil {
+			if u := n.opts.PageURL(); u != "" {
+				answerAt = u + " or with " + answerAt
+			}
+		}
+		ev.Text = fmt.Sprintf("%s: ? %s asks: %s\n(answer on %s)", where, taskName(e.Task, ""), e.Message, answerAt)
 	case loop.EventRunEnded:
 		ev.Status = e.Status
 		if e.Status == "done" {

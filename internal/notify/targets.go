@@ -72,12 +72,12 @@ func (h httpTarget) post(ctx context.Context, rawURL, contentType string, body [
 	return answer, nil
 }
 
-func postJSON(ctx context.Context, h httpTarget, rawURL string, v any, header http.Header) ([]byte, error) {
+func postJSON(ctx context.Context, h httpTarget, rawURL string, v any) ([]byte, error) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return h.post(ctx, rawURL, "application/json", body, header)
+	return h.post(ctx, rawURL, "application/json", body, nil)
 }
 
 // slack posts to an incoming webhook.
@@ -88,7 +88,7 @@ type slack struct {
 
 func (slack) name() string { return "slack" }
 func (s slack) send(ctx context.Context, e Event) error {
-	_, err := postJSON(ctx, s.httpTarget, s.url, map[string]string{"text": e.Text}, nil)
+	_, err := postJSON(ctx, s.httpTarget, s.url, map[string]string{"text": e.Text})
 	return err
 }
 
@@ -100,7 +100,7 @@ type discord struct {
 
 func (discord) name() string { return "discord" }
 func (d discord) send(ctx context.Context, e Event) error {
-	_, err := postJSON(ctx, d.httpTarget, d.url, map[string]string{"content": cut(e.Text, 2000)}, nil)
+	_, err := postJSON(ctx, d.httpTarget, d.url, map[string]string{"content": cut(e.Text, 2000)})
 	return err
 }
 
@@ -108,21 +108,29 @@ func (d discord) send(ctx context.Context, e Event) error {
 type telegram struct {
 	httpTarget
 	api, token, chat string
+	// replies, when set, is told which message asked a question.
+	replies *telegramReplies
 }
 
 func (telegram) name() string { return "telegram" }
 func (t telegram) send(ctx context.Context, e Event) error {
 	answer, err := postJSON(ctx, t.httpTarget, t.api+"/bot"+t.token+"/sendMessage",
-		map[string]string{"chat_id": t.chat, "text": cut(e.Text, 4096)}, nil)
+		map[string]string{"chat_id": t.chat, "text": cut(e.Text, 4096)})
 	if err != nil {
 		return err
 	}
 	var r struct {
 		OK          bool   `json:"ok"`
 		Description string `json:"description"`
+		Result      struct {
+			MessageID int64 `json:"message_id"`
+		} `json:"result"`
 	}
 	if json.Unmarshal(answer, &r) == nil && !r.OK {
 		return fmt.Errorf("telegram: %s", r.Description)
+	}
+	if t.replies != nil && e.Event == "question" && e.Task != nil && r.Result.MessageID != 0 {
+		t.replies.sent(r.Result.MessageID, e.Task.ID)
 	}
 	return nil
 }
@@ -156,6 +164,8 @@ func ntfyTag(event string) string {
 		return "warning"
 	case "waiting_for_limit":
 		return "hourglass"
+	case "question":
+		return "question"
 	}
 	return "robot"
 }

@@ -45,6 +45,10 @@
 //	                    each has .Iteration, .Outcome (no_marker, timeout,
 //	                    gate_failed, ...), .Error and .Output (the tail of
 //	                    the agent's output, at most MaxAttemptOutput bytes)
+//	.Answers            the questions earlier iterations asked about this
+//	                    task (<promise>QUESTION</promise>) and the answers
+//	                    a human gave, oldest first; each has .Question and
+//	                    .Answer. Kept until the task is done
 //	.Iteration          this iteration's number, from 1
 //	.MaxIterations      the run's iteration limit, 0 for none
 //

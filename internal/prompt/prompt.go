@@ -38,6 +38,7 @@ type Data struct {
 	CodebasePatterns string
 	RecentProgress   string
 	Attempts         []Attempt
+	Answers          []Answer
 	Iteration        int
 	MaxIterations    int
 
@@ -74,6 +75,13 @@ type Attempt struct {
 	Outcome   string // a state.Outcome's name
 	Error     string
 	Output    string
+}
+
+// Answer is a question the agent asked about this task
+// (<promise>QUESTION</promise>) and a human's answer to it.
+type Answer struct {
+	Question string
+	Answer   string
 }
 
 // Default returns the embedded template for an ownership mode:

@@ -309,3 +309,24 @@ func TestFence(t *testing.T) {
 		}
 	}
 }
+
+func TestAnswersInBothDefaultTemplates(t *testing.T) {
+	t.Parallel()
+	for _, own := range []task.Ownership{task.OwnerRunner, task.OwnerAgent} {
+		tp, err := Parse(DefaultName(own), Default(own))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := Data{Task: Task{ID: "US-002", Title: "Greet"}, ProgressFile: "progress.txt",
+			Answers: []Answer{{Question: "hello or hi?", Answer: " hi "}}}
+		out, err := tp.Render(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"## Answers to Your Questions", "Question: hello or hi?", "Answer: hi\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s prompt lacks %q:\n%s", own, want, out)
+			}
+		}
+	}
+}

@@ -31,6 +31,10 @@ const (
 	OutcomeTransientError Outcome = "transient_error"
 	OutcomeFatalError     Outcome = "fatal_error"
 	OutcomeInterrupted    Outcome = "interrupted"
+	// OutcomeNeedsAnswer: the agent ended with <promise>QUESTION</promise>
+	// and a question; the task waits for a human's answer (not an
+	// attempt: the agent did what it should).
+	OutcomeNeedsAnswer Outcome = "needs_answer"
 )
 
 // CountsAsAttempt says whether the outcome uses up one of the task's

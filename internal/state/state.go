@@ -138,6 +138,51 @@ type State struct {
 	// Quota is the latest known state of each of the account's usage
 	// windows, by window name, kept across runs (they share the account).
 	Quota map[string]QuotaWindow `json:"quota,omitempty"`
+	// Questions are the agents' questions of tasks not done yet, asked
+	// and answered, kept across runs like Tasks: one without an answer
+	// holds its task back; an answered one goes into the task's prompts
+	// until the task is done.
+	Questions []Question `json:"questions,omitempty"`
+}
+
+// Question is what an agent asked about its task (outcome needs_answer),
+// and the answer once a human gave one.
+type Question struct {
+	Task      string    `json:"task"`
+	Text      string    `json:"question"`
+	RunID     string    `json:"run_id"`
+	Iteration int       `json:"iteration"`
+	AskedAt   time.Time `json:"asked_at"`
+	Answer    string    `json:"answer,omitempty"`
+	// By says where the answer came from: page, tui, cli, telegram.
+	By         string     `json:"answered_by,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+}
+
+// Pending returns the questions still waiting for an answer.
+func (st *State) Pending() []Question {
+	var out []Question
+	for _, q := range st.Questions {
+		if q.Answer == "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// AnswerQuestion records text as the answer to the pending question of
+// task id, or, with id "", to the oldest pending one. It returns the
+// question answered, false when there is none.
+func (st *State) AnswerQuestion(id, text, by string, now time.Time) (Question, bool) {
+	for i := range st.Questions {
+		q := &st.Questions[i]
+		if q.Answer != "" || (id != "" && q.Task != id) {
+			continue
+		}
+		q.Answer, q.By, q.AnsweredAt = text, by, &now
+		return *q, true
+	}
+	return Question{}, false
 }
 
 // Sandbox is the sandbox of a run.

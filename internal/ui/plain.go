@@ -75,8 +75,18 @@ func (p *Plain) Handle(e loop.Event) {
 	case loop.EventTaskFailed:
 		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiRed, "✗ task failed"), e.Task.ID, e.Message)
 	case loop.EventWaiting:
+		if e.Until == nil {
+			// Waiting for an answer: no end but the answer.
+			fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "⏳"), e.Message)
+			break
+		}
 		fmt.Fprintf(p.w, "  %s until %s (%s): %s\n", p.color(ansiYellow, "⏳ waiting"),
 			e.Until.Local().Format("15:04:05"), e.Until.Sub(e.Time).Round(time.Second), e.Message)
+	case loop.EventQuestion:
+		fmt.Fprintf(p.w, "  %s %s asks: %s\n  (answer with `ralph answer TEXT`, or on ralph serve's page)\n",
+			p.color(ansiYellow, "?"), e.Task.ID, e.Message)
+	case loop.EventAnswered:
+		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "✎ answered"), e.Task.ID, oneLine(e.Message, 200))
 	case loop.EventWarning:
 		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "! warning:"), e.Message)
 	case loop.EventQuota:

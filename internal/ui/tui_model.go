@@ -39,6 +39,12 @@ type Controller interface {
 	Skip(id string)
 }
 
+// answerer is a Controller that also takes answers to the agents'
+// questions (the a key).
+type answerer interface {
+	Answer(a loop.Answer)
+}
+
 // Bounds of what the model keeps.
 const (
 	maxActivity = 1000 // activity entries kept for scrolling back
@@ -106,6 +112,11 @@ type model struct {
 	endMsg    string
 	// sandbox is the sandbox in force, from the run_started event.
 	sandbox *state.Sandbox
+
+	// question is the task whose question waits for an answer; answer
+	// the answer being typed after a, nil when not typing.
+	question string
+	answer   []rune
 
 	pausing  bool // the user asked to pause after this iteration
 	stopping int  // how many times the user asked to stop
@@ -247,6 +258,9 @@ func (m model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if s == "ctrl+c" || (m.pager == nil && s == "q") {
 		return m.stop()
 	}
+	if m.answer != nil {
+		return m.typeAnswer(k)
+	}
 	if m.pager != nil {
 		if s == "esc" || s == "q" || s == "l" {
 			m.pager = nil
@@ -264,6 +278,11 @@ func (m model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, func() tea.Msg { return pausedMsg(c.TogglePause()) }
 	case "s":
 		return m.skip()
+	case "a":
+		if _, ok := m.opts.control.(answerer); ok && m.question != "" && m.phase != phaseEnded {
+			m.answer = []rune{}
+		}
+		return m, nil
 	case "l", "enter":
 		if m.iteration == 0 {
 			return m, nil
@@ -392,6 +411,7 @@ func (m *model) apply(e loop.Event) {
 		m.add(actOutcomeBad, fmt.Sprintf("✗ %s failed: %s", e.Task.ID, e.Message))
 	case loop.EventWaiting:
 		m.phase = phaseWaiting
+		m.waitUntil = time.Time{}
 		if e.Until != nil {
 			m.waitUntil = *e.Until
 		}
@@ -400,6 +420,21 @@ func (m *model) apply(e loop.Event) {
 			r.State = TaskWaiting
 		}
 		m.add(actWarning, "◔ waiting: "+e.Message)
+	case loop.EventQuestion:
+		if r := m.row(e.Task.ID); r != nil {
+			r.State = TaskWaiting
+		}
+		m.add(actWarning, fmt.Sprintf("? %s asks: %s", e.Task.ID, e.Message))
+		m.add(actInfo, "answer with a: type the answer, enter sends it (or `ralph answer TEXT`, or ralph serve's page)")
+		m.question = e.Task.ID
+	case loop.EventAnswered:
+		if r := m.row(e.Task.ID); r != nil && r.State == TaskWaiting {
+			r.State = TaskOpen
+		}
+		if m.question == e.Task.ID {
+			m.question = ""
+		}
+		m.add(actInfo, fmt.Sprintf("✎ %s answered: %s", e.Task.ID, e.Message))
 	case loop.EventWarning:
 		m.add(actWarning, "! "+e.Message)
 	case loop.EventQuota:
@@ -570,4 +605,31 @@ func (m *model) add(kind activityKind, text string) {
 	if m.scroll > 0 {
 		m.scroll = min(m.scroll+1, len(m.activity)-1)
 	}
+}
+
+// typeAnswer edits the answer being typed: enter sends it to the run,
+// esc drops it.
+func (m model) typeAnswer(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch k.String() {
+	case "esc":
+		m.answer = nil
+	case "enter":
+		text := strings.TrimSpace(string(m.answer))
+		m.answer = nil
+		a, ok := m.opts.control.(answerer)
+		if text == "" || !ok {
+			return m, nil
+		}
+		id := m.question
+		return m, func() tea.Msg { a.Answer(loop.Answer{Task: id, Text: text, By: "tui"}); return nil }
+	case "backspace":
+		if len(m.answer) > 0 {
+			m.answer = m.answer[:len(m.answer)-1]
+		}
+	default:
+		if k.Text != "" {
+			m.answer = append(m.answer, []rune(k.Text)...)
+		}
+	}
+	return m, nil
 }

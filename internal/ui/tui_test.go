@@ -577,3 +577,37 @@ func TestHeaderShowsCostSourceAndQuota(t *testing.T) {
 		t.Errorf("the activity lacks the quota line:\n%s", view)
 	}
 }
+
+// answerControl is a fakeControl that also takes answers.
+type answerControl struct {
+	fakeControl
+	answers []loop.Answer
+}
+
+func (c *answerControl) Answer(a loop.Answer) { c.answers = append(c.answers, a) }
+
+func TestQuestionIsShownAndAnsweredWithTheAKey(t *testing.T) {
+	t.Parallel()
+	c := &answerControl{}
+	m := feed(t, newTestModel(c, 100, 24), midRun()...)
+	q := ev(loop.EventQuestion, 20*time.Second)
+	q.Task, q.Message = &loop.TaskRef{ID: "DEMO-2"}, "hello or hi?"
+	m = feed(t, m, q)
+	if out := m.render(); !strings.Contains(out, "DEMO-2 asks: hello or hi?") || !strings.Contains(out, "a answer") {
+		t.Fatalf("the question is not shown:\n%s", out)
+	}
+	m, _ = press(t, m, "a", "h", "i", "!")
+	next, _ := m.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	m = next.(model)
+	if out := m.render(); !strings.Contains(out, "answer DEMO-2> hi█") {
+		t.Fatalf("the answer being typed is not shown:\n%s", out)
+	}
+	next, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	m = run(t, next.(model), cmd)
+	if diff := cmp.Diff([]loop.Answer{{Task: "DEMO-2", Text: "hi", By: "tui"}}, c.answers); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if m.answer != nil {
+		t.Error("still typing after enter")
+	}
+}

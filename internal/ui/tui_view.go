@@ -334,6 +334,9 @@ func (m model) activityLines(a activity, w int) []string {
 
 func (m model) footer(w int) string {
 	var keys []string
+	if m.answer != nil {
+		return fitLine(m.pal.yellow(" answer "+m.question+"> ")+string(m.answer)+"█"+m.pal.dim("  (enter sends · esc)"), w)
+	}
 	switch {
 	case m.phase == phaseEnded:
 		keys = []string{"q quit"}
@@ -350,6 +353,9 @@ func (m model) footer(w int) string {
 				keys = append(keys, "p pause")
 			}
 			keys = append(keys, "s skip task")
+			if _, ok := m.opts.control.(answerer); ok && m.question != "" {
+				keys = append(keys, "a answer")
+			}
 		}
 		keys = append(keys, "q stop", "l transcript", "↑↓ scroll")
 	}

@@ -33,6 +33,7 @@ func NewJSON(w io.Writer) *JSON { return &JSON{enc: json.NewEncoder(w)} }
 func (j *JSON) Handle(e loop.Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	e.Schema = loop.EventSchema
 	_ = j.enc.Encode(e)
 }
 
