@@ -199,6 +199,14 @@ func (p *parallelRun) iterate(ctx context.Context) error {
 				return stop
 			case r.opts.Once && started:
 				return p.afterOnce(outcomes)
+			case len(r.st.Pending()) > 0:
+				// Nothing can start but tasks whose agents asked, or
+				// tasks that wait on them: wait for an answer, spending
+				// nothing, as one task at a time does.
+				if err := r.waitForAnswer(ctx); err != nil {
+					return err
+				}
+				continue
 			}
 			return r.noneLeft()
 		}

@@ -200,10 +200,13 @@ func (f *fakeTrees) RenameBranch(_ context.Context, from, to string) error {
 // treeAgent answers by the task its worktree is for (the directory's
 // name); work runs before it answers.
 type treeAgent struct {
-	mu      sync.Mutex
-	calls   map[string]int
-	dirs    []string
-	work    func(ctx context.Context, id string, n int) error
+	mu    sync.Mutex
+	calls map[string]int
+	dirs  []string
+	work  func(ctx context.Context, id string, n int) error
+	// answer, when set, says what the agent answers on task id's n-th call
+	// instead of claiming it done.
+	answer  func(id string, n int) (agent.Result, bool)
 	running int
 	peak    int
 }
@@ -236,6 +239,11 @@ func (a *treeAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink)
 				return agent.Result{Interrupted: true}, nil
 			}
 			return agent.Result{FinalText: "no luck"}, nil
+		}
+	}
+	if a.answer != nil {
+		if res, ok := a.answer(id, n); ok {
+			return res, nil
 		}
 	}
 	return agent.Result{FinalText: "done <promise>TASK_DONE</promise>"}, nil
@@ -474,5 +482,44 @@ func TestParallelRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// With --parallel too, a run whose only open task waits for an answer
+// waits for it, spending nothing, and the task goes on with the answer.
+func TestParallelWaitsForAnAnswer(t *testing.T) {
+	t.Parallel()
+	f := newParFixture(t, ids("A", "B")...)
+	f.agent.answer = func(id string, n int) (agent.Result, bool) {
+		if id == "A" && n == 1 {
+			return question("v1 or v2?"), true
+		}
+		return agent.Result{}, false
+	}
+	s := NewSteering()
+	opts := Options{Dir: "/repo", Commit: true, MaxAttempts: 3}
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: f.main, Control: s,
+		Emit: func(e Event) {
+			f.mu.Lock()
+			f.events = append(f.events, e)
+			f.mu.Unlock()
+			if e.Kind == EventWaiting && strings.HasPrefix(e.Message, "waiting for an answer: A") {
+				s.Answer(Answer{Text: "v2", By: "test"})
+			}
+		}}
+	err := RunParallel(t.Context(), opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/.ralph/worktrees"})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, id := range []string{"A", "B"} {
+		if !f.plan.done(id) {
+			t.Errorf("%s not done", id)
+		}
+	}
+	if got := f.agent.calls["A"]; got != 2 {
+		t.Errorf("A's agent ran %d times, want 2 (the question, then the work)", got)
+	}
+	if st := f.store.st; len(st.Questions) != 0 || st.Tasks["A"].Attempts != 0 {
+		t.Errorf("questions %v, A's attempts %d; want none, 0", st.Questions, st.Tasks["A"].Attempts)
 	}
 }
