@@ -111,6 +111,13 @@ type Channel struct {
 	srv     *http.Server
 	done    chan struct{}
 	once    sync.Once
+
+	// mu guards raw, and the choice between it and the hub: while nobody
+	// listens, the current iteration's events wait here unencoded (JSON
+	// for each of a chatty agent's events costs more than the rest of
+	// their way), and the first subscriber has them encoded.
+	mu  sync.Mutex
+	raw []loop.Event
 }
 
 // Listen serves the control channel of the run in dir at
@@ -140,7 +147,7 @@ func Listen(dir string, info Info, ctl Controller) (*Channel, error) {
 	c.current.Store("")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, c.info) })
-	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, c.hub) })
+	mux.HandleFunc("GET /v1/events", func(w http.ResponseWriter, r *http.Request) { streamSSE(w, r, c) })
 	mux.HandleFunc("POST /v1/control", c.control)
 	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.srv.Serve(ln) }()
@@ -211,7 +218,9 @@ func (c *Channel) pump() {
 				c.hub.DropAll()
 			}
 			e.Schema = loop.EventSchema
-			if b, err := json.Marshal(e); err == nil {
+			if c.hold(e, publish) {
+				// Kept for a subscriber to come.
+			} else if b, err := json.Marshal(e); err == nil {
 				if e.Kind == loop.EventIterationStarted {
 					publish()
 					reset = true
@@ -233,6 +242,55 @@ func (c *Channel) pump() {
 		publish()
 	}
 }
+
+// hold keeps e unencoded when nobody listens, and reports whether it
+// did; publish first sends what was encoded before, so the backlog keeps
+// its order. An iteration's start empties what is kept, as it empties the
+// hub's backlog.
+func (c *Channel) hold(e loop.Event, publish func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hub.Clients() > 0 {
+		return false
+	}
+	publish()
+	if e.Kind == loop.EventIterationStarted {
+		clear(c.raw)
+		c.raw = c.raw[:0]
+		c.hub.PublishBatch(nil, true)
+	}
+	if len(c.raw) >= backlogSize {
+		c.raw[0] = loop.Event{}
+		c.raw = c.raw[1:]
+	}
+	c.raw = append(c.raw, e)
+	return true
+}
+
+// Subscribe implements subscriber: the events kept while nobody listened
+// are encoded into the hub's backlog, which the subscriber starts with.
+func (c *Channel) Subscribe() *Sub {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.raw) > 0 {
+		msgs := make([][]byte, 0, len(c.raw))
+		for _, e := range c.raw {
+			if b, err := json.Marshal(e); err == nil {
+				msgs = append(msgs, b)
+			}
+		}
+		clear(c.raw)
+		c.raw = c.raw[:0]
+		c.hub.PublishBatch(msgs, false)
+	}
+	return c.hub.Subscribe()
+}
+
+// Unsubscribe implements subscriber.
+func (c *Channel) Unsubscribe(s *Sub) { c.hub.Unsubscribe(s) }
+
+// Dropped implements subscriber.
+func (c *Channel) Dropped(s *Sub) bool { return c.hub.Dropped(s) }
 
 // Close ends the channel once the run is over: the last events are
 // delivered, the clients told the stream ended, the socket removed.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 )
@@ -411,5 +415,72 @@ func TestChannelCopiesWhatTheLoopKeepsChanging(t *testing.T) {
 		if strings.Contains(line, `"event":"run_ended"`) {
 			return
 		}
+	}
+}
+
+// While nobody listens the channel keeps the current iteration's events
+// unencoded; a subscriber that comes starts with them, in order, and
+// nothing of the iterations before, then gets what follows live.
+func TestChannelHeldEventsReachALateSubscriber(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, state.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, _ := liveRun(t, dir)
+	say := func(text string) loop.Event {
+		return loop.Event{Kind: loop.EventAgent, Agent: &agent.Event{Kind: agent.EventText, Text: text}}
+	}
+	ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 1})
+	ch.Handle(say("first iteration"))
+	ch.Handle(loop.Event{Kind: loop.EventIterationEnded, Iteration: 1})
+	ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 2})
+	for i := range backlogSize + 5 {
+		ch.Handle(say(fmt.Sprintf("second %03d", i)))
+	}
+	cl := Dial(ch.Path())
+	defer cl.CloseIdleConnections()
+	resp, err := cl.Get("http://run/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	ch.Handle(say("live"))
+	var got []string
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		var e loop.Event
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+		if e.Schema != loop.EventSchema {
+			t.Errorf("%q: schema %d", data, e.Schema)
+		}
+		switch {
+		case e.Agent != nil:
+			got = append(got, e.Agent.Text)
+		default:
+			got = append(got, fmt.Sprintf("%s %d", e.Kind, e.Iteration))
+		}
+		if e.Agent != nil && e.Agent.Text == "live" {
+			break
+		}
+	}
+	// The backlog's bound keeps the newest of the held events.
+	var want []string
+	for i := 5; i < backlogSize+5; i++ {
+		want = append(want, fmt.Sprintf("second %03d", i))
+	}
+	want = append(want, "live")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -17,7 +17,15 @@ const flushEvery = 50 * time.Millisecond
 // streamSSE sends hub's messages to one client as Server-Sent Events
 // until the client goes or is dropped; a dropped client gets a resync
 // event first.
-func streamSSE(w http.ResponseWriter, r *http.Request, hub *Hub) {
+// subscriber is where a stream's messages come from: a Hub, or a Channel,
+// which encodes the events nobody was listening to when someone comes.
+type subscriber interface {
+	Subscribe() *Sub
+	Unsubscribe(s *Sub)
+	Dropped(s *Sub) bool
+}
+
+func streamSSE(w http.ResponseWriter, r *http.Request, hub subscriber) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
