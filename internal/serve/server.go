@@ -264,7 +264,10 @@ type RunView struct {
 	Totals       state.Totals       `json:"totals"`
 	Plan         *loop.PlanProgress `json:"plan,omitempty"`
 	Questions    []state.Question   `json:"questions,omitempty"`
-	Error        string             `json:"error,omitempty"`
+	// Quota is the account's usage windows as the agent last reported
+	// them (state.json's quota).
+	Quota map[string]state.QuotaWindow `json:"quota,omitempty"`
+	Error string                       `json:"error,omitempty"`
 	// Live is the current iteration's events so far (GET /runs/{id}).
 	Current []json.RawMessage `json:"current,omitempty"`
 }
@@ -298,6 +301,7 @@ func (s *Server) view(p *project) RunView {
 		v.Status = state.StatusCrashed
 	}
 	v.Questions = st.Pending()
+	v.Quota = st.Quota
 	if pl, err := p.plan(st); err == nil {
 		pp := &loop.PlanProgress{Path: relTo(p.dir, pl.Path), Format: pl.Format, Total: len(pl.Tasks)}
 		for _, t := range pl.Tasks {

@@ -19,7 +19,27 @@
   function text(el, s) { el.textContent = s == null ? "" : String(s); }
   function tokens(n) { return n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e3 ? (n / 1e3).toFixed(1) + "k" : String(n || 0); }
   function dur(ms) { const s = Math.round((ms || 0) / 1000); return s >= 3600 ? Math.floor(s / 3600) + "h" + Math.floor(s % 3600 / 60) + "m" : s >= 60 ? Math.floor(s / 60) + "m" + (s % 60) + "s" : s + "s"; }
-  function usd(x) { return "$" + (x || 0).toFixed(x >= 1 ? 2 : 4); }
+  // A cost as the receipts write it (state.FormatCost): "~$" estimated
+  // from tokens, "≥$" or "$?" where a model had no price.
+  function usd(x, source) {
+    const n = (x || 0).toFixed(x >= 1 ? 2 : 4);
+    if (source === "estimated") return "~$" + n;
+    if (source === "unknown") return x ? "≥$" + n : "$?";
+    return "$" + n;
+  }
+
+  // The usage windows as the TUI's header says them: "seven_day 85%
+  // (warning)".
+  function quota(q) {
+    if (!q) return "";
+    return Object.keys(q).sort().map(function (name) {
+      const w = q[name];
+      let s = name + (w.utilization != null ? " " + Math.round(w.utilization) + "%" : "");
+      if (w.status === "allowed_warning") s += " (warning)";
+      else if (w.status === "rejected") s += " (limit)";
+      return s;
+    }).join(", ");
+  }
 
   function card(id) {
     let c = cards.get(id);
@@ -69,7 +89,7 @@
     const t = v.totals || {};
     text(q(el, ".meta"), [v.agent && (v.agent + (v.model ? "/" + v.model : "")), v.iteration ? "iteration " + v.iteration : "",
       v.current_task ? "on " + v.current_task : "", tokens((t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0)) + " tokens",
-      usd(t.cost_usd), dur(t.duration_ms)].filter(Boolean).join(" · "));
+      usd(t.cost_usd, t.cost_source), dur(t.duration_ms), quota(v.quota)].filter(Boolean).join(" · "));
     const p = v.plan;
     text(q(el, ".progress"), p ? p.path + ": " + p.done + "/" + p.total + " done" + (p.failed ? ", " + p.failed + " failed" : "") : (v.error || ""));
     c.until = v.waiting_until ? new Date(v.waiting_until) : null;
@@ -172,7 +192,7 @@
         const head = document.createElement("div");
         text(head, "#" + r.iteration + " " + (r.task_id || "") + " — " + r.outcome + (r.commit ? " · " + r.commit.slice(0, 7) : ""));
         const rc = document.createElement("div"); rc.className = "receipt";
-        text(rc, tokens(r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens) + " tokens · " + usd(r.cost_usd) + " · " + dur(r.duration_ms) + (r.error ? " · " + r.error : ""));
+        text(rc, tokens(r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens) + " tokens · " + usd(r.cost_usd, r.cost_source) + " · " + dur(r.duration_ms) + (r.error ? " · " + r.error : ""));
         li.append(head, rc);
         const ev = evidence(r);
         if (ev) { const d = document.createElement("div"); d.className = "evidence"; text(d, ev); li.appendChild(d); }
