@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,15 +115,75 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 	}
 	path := transcriptPath(dir, v.runID, v.iteration)
 	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no output of iteration %d in run %s (%s)", v.iteration, v.runID, path)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		return err
+		// An end review round has no agent of its own: its reviewers'
+		// outputs are the iteration's.
+		if reviews := reviewTranscripts(path); len(reviews) > 0 && !opts.Follow {
+			return v.showReviews(reviews, recs, st)
+		}
+		return fmt.Errorf("no output of iteration %d in run %s (%s)", v.iteration, v.runID, path)
 	}
 	if !opts.Follow {
 		return v.show(path, recs, st)
 	}
 	return v.follow(ctx, opts.Poll, recs, st)
+}
+
+// reviewTranscripts are the reviewers' outputs beside an iteration's
+// transcript path (iter-NNN.review-K.out), in the order they were
+// started.
+func reviewTranscripts(path string) []string {
+	prefix := strings.TrimSuffix(path, ".out") + ".review-"
+	files, err := filepath.Glob(prefix + "*.out")
+	if err != nil {
+		return nil
+	}
+	k := func(f string) int {
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f, prefix), ".out"))
+		return n
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return k(f) == 0 })
+	slices.SortFunc(files, func(a, b string) int { return k(a) - k(b) })
+	return files
+}
+
+// showReviews shows an end review round: each reviewer's output in turn
+// (decoded as its agent writes, when the round's reviewers were all one
+// agent), then the round's outcome.
+func (v *logView) showReviews(files []string, recs []state.Record, st state.State) error {
+	rec, found := record(recs, v.runID, v.iteration)
+	fmt.Fprintln(v.w, v.header(rec, found, st))
+	name := ""
+	if found && rec.EndReview != nil {
+		for i, r := range rec.EndReview.Reviewers {
+			if i > 0 && r.Agent != name {
+				name = ""
+				break
+			}
+			name = r.Agent
+		}
+	}
+	var last agent.Result
+	for i, path := range files {
+		fmt.Fprintf(v.w, "── reviewer %d of %d ──\n", i+1, len(files))
+		tw := ui.NewTranscriptWriter(v.w, decoderFor(name, v.agents, fileHead(path)), ui.TranscriptOptions{Color: v.color})
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(tw, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		last = tw.Result()
+	}
+	return v.verdict(rec, found, last)
 }
 
 // latestIteration is the run's last iteration: the current one for the
