@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -230,21 +231,8 @@ func criteria(body string) []string {
 			out = append(out, s)
 		}
 	}
-	inFence, inAC := "", false
-	acLevel := 0
-	for line := range strings.SplitSeq(body, "\n") {
-		if m := fence.FindStringSubmatch(line); m != nil {
-			switch inFence {
-			case "":
-				inFence = m[1]
-			case m[1]:
-				inFence = ""
-			}
-			continue
-		}
-		if inFence != "" {
-			continue
-		}
+	inAC, acLevel := false, 0
+	for line := range proseLines(body) {
 		if m := heading.FindStringSubmatch(line); m != nil {
 			level := len(m[1])
 			if isCriteriaTitle(m[2]) {
@@ -271,6 +259,28 @@ func criteria(body string) []string {
 	return out
 }
 
+// proseLines yields the body's lines outside fenced code blocks (and not
+// the fences themselves).
+func proseLines(body string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		inFence := ""
+		for line := range strings.SplitSeq(body, "\n") {
+			if m := fence.FindStringSubmatch(line); m != nil {
+				switch inFence {
+				case "":
+					inFence = m[1]
+				case m[1]:
+					inFence = ""
+				}
+				continue
+			}
+			if inFence == "" && !yield(line) {
+				return
+			}
+		}
+	}
+}
+
 func isCriteriaTitle(s string) bool {
 	s = strings.ToLower(strings.Trim(strings.TrimSpace(s), ":*_"))
 	return s == "acceptance criteria" || s == "acceptance criterion" || s == "done when" || s == "definition of done"
@@ -280,20 +290,7 @@ func isCriteriaTitle(s string) bool {
 // outside code blocks; self-references are dropped.
 func dependencies(body string, self int) []string {
 	var deps []string
-	inFence := ""
-	for line := range strings.SplitSeq(body, "\n") {
-		if m := fence.FindStringSubmatch(line); m != nil {
-			switch inFence {
-			case "":
-				inFence = m[1]
-			case m[1]:
-				inFence = ""
-			}
-			continue
-		}
-		if inFence != "" {
-			continue
-		}
+	for line := range proseLines(body) {
 		for _, m := range depLine.FindAllStringSubmatch(line, -1) {
 			for _, ref := range issueRef.FindAllStringSubmatch(m[1], -1) {
 				n, err := strconv.Atoi(ref[1])
