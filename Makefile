@@ -7,10 +7,14 @@ BIN ?= bin/ralph
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/ralph
 
-# The whole suite: unit tests, fuzz seeds, testscript end to end.
+# The whole suite: unit tests, fuzz seeds, testscript end to end. A race
+# build sleeps a second at exit by default (GORACE atexit_sleep_ms) so that
+# late reports come out; the testscripts start ralph and the fake agents
+# as race builds thousands of times, so the suite would spend most of its
+# time asleep.
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) test -race -count=1 ./...
 
 test-short:
 	$(GO) test -short ./...
