@@ -390,17 +390,7 @@ func TestChannelCopiesWhatTheLoopKeepsChanging(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch, _, _ := liveRun(t, dir)
-	cl := Dial(ch.Path())
-	defer cl.CloseIdleConnections()
-	resp, err := cl.Get("http://run/v1/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	if _, err := br.ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+	br := subscribe(t, ch)
 	var totals state.Totals
 	for i := range 100 {
 		ch.Handle(loop.Event{Kind: loop.EventIterationEnded, Iteration: i, Totals: &totals})
@@ -418,69 +408,91 @@ func TestChannelCopiesWhatTheLoopKeepsChanging(t *testing.T) {
 	}
 }
 
-// While nobody listens the channel keeps the current iteration's events
-// unencoded; a subscriber that comes starts with them, in order, and
-// nothing of the iterations before, then gets what follows live.
-func TestChannelHeldEventsReachALateSubscriber(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, state.Dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ch, _, _ := liveRun(t, dir)
-	say := func(text string) loop.Event {
-		return loop.Event{Kind: loop.EventAgent, Agent: &agent.Event{Kind: agent.EventText, Text: text}}
-	}
-	ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 1})
-	ch.Handle(say("first iteration"))
-	ch.Handle(loop.Event{Kind: loop.EventIterationEnded, Iteration: 1})
-	ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 2})
-	for i := range backlogSize + 5 {
-		ch.Handle(say(fmt.Sprintf("second %03d", i)))
-	}
+// subscribe reads the channel's event stream from its socket, past the
+// stream's opening line.
+func subscribe(t *testing.T, ch *Channel) *bufio.Reader {
+	t.Helper()
 	cl := Dial(ch.Path())
-	defer cl.CloseIdleConnections()
+	t.Cleanup(cl.CloseIdleConnections)
 	resp, err := cl.Get("http://run/v1/events")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
 	br := bufio.NewReader(resp.Body)
-	ch.Handle(say("live"))
-	var got []string
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
-		if !ok {
-			continue
-		}
-		var e loop.Event
-		if err := json.Unmarshal([]byte(data), &e); err != nil {
-			t.Fatalf("%q: %v", data, err)
-		}
-		if e.Schema != loop.EventSchema {
-			t.Errorf("%q: schema %d", data, e.Schema)
-		}
-		switch {
-		case e.Agent != nil:
-			got = append(got, e.Agent.Text)
-		default:
-			got = append(got, fmt.Sprintf("%s %d", e.Kind, e.Iteration))
-		}
-		if e.Agent != nil && e.Agent.Text == "live" {
-			break
-		}
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
 	}
-	// The backlog's bound keeps the newest of the held events.
-	var want []string
-	for i := 5; i < backlogSize+5; i++ {
-		want = append(want, fmt.Sprintf("second %03d", i))
+	return br
+}
+
+// While nobody listens the channel keeps the current iteration's events
+// unencoded, the newest backlogSize of them; a subscriber that comes
+// starts with them, in order, and with nothing of the iterations before,
+// then gets what follows live.
+func TestChannelHeldEventsReachALateSubscriber(t *testing.T) {
+	t.Parallel()
+	say := func(text string) loop.Event {
+		return loop.Event{Kind: loop.EventAgent, Agent: &agent.Event{Kind: agent.EventText, Text: text}}
 	}
-	want = append(want, "live")
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		name string
+		held int // agent events of the second iteration before anyone listens
+		want []string
+	}{
+		{"an iteration's start drops the one before", 3,
+			[]string{"iteration_started 2", "second 000", "second 001", "second 002", "live"}},
+		{"the newest are kept", backlogSize + 5, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, state.Dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ch, _, _ := liveRun(t, dir)
+			ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 1})
+			ch.Handle(say("first iteration"))
+			ch.Handle(loop.Event{Kind: loop.EventIterationEnded, Iteration: 1})
+			ch.Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 2})
+			for i := range tc.held {
+				ch.Handle(say(fmt.Sprintf("second %03d", i)))
+			}
+			br := subscribe(t, ch)
+			ch.Handle(say("live"))
+			var got []string
+			for len(got) == 0 || got[len(got)-1] != "live" {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+				if !ok {
+					continue
+				}
+				var e loop.Event
+				if err := json.Unmarshal([]byte(data), &e); err != nil {
+					t.Fatalf("%q: %v", data, err)
+				}
+				if e.Schema != loop.EventSchema {
+					t.Errorf("%q: schema %d", data, e.Schema)
+				}
+				if e.Agent != nil {
+					got = append(got, e.Agent.Text)
+				} else {
+					got = append(got, fmt.Sprintf("%s %d", e.Kind, e.Iteration))
+				}
+			}
+			want := tc.want
+			if want == nil {
+				for i := tc.held - backlogSize; i < tc.held; i++ {
+					want = append(want, fmt.Sprintf("second %03d", i))
+				}
+				want = append(want, "live")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
