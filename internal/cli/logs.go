@@ -169,19 +169,11 @@ func (v *logView) showReviews(files []string, recs []state.Record, st state.Stat
 	for i, path := range files {
 		fmt.Fprintf(v.w, "── reviewer %d of %d ──\n", i+1, len(files))
 		tw := ui.NewTranscriptWriter(v.w, decoderFor(name, v.agents, fileHead(path)), ui.TranscriptOptions{Color: v.color})
-		f, err := os.Open(path)
+		res, err := render(tw, path)
 		if err != nil {
 			return err
 		}
-		_, err = io.Copy(tw, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		if err := tw.Close(); err != nil {
-			return err
-		}
-		last = tw.Result()
+		last = res
 	}
 	return v.verdict(rec, found, last)
 }
@@ -240,19 +232,28 @@ func (v *logView) writer(path string, rec state.Record, found bool, st state.Sta
 func (v *logView) show(path string, recs []state.Record, st state.State) error {
 	rec, found := record(recs, v.runID, v.iteration)
 	fmt.Fprintln(v.w, v.header(rec, found, st))
-	tw := v.writer(path, rec, found, st)
-	f, err := os.Open(path)
+	res, err := render(v.writer(path, rec, found, st), path)
 	if err != nil {
 		return err
 	}
+	return v.verdict(rec, found, res)
+}
+
+// render writes the transcript at path through tw, whole, and returns
+// what its decoder made of it.
+func render(tw *ui.TranscriptWriter, path string) (agent.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return agent.Result{}, err
+	}
 	defer f.Close()
 	if _, err := io.Copy(tw, f); err != nil {
-		return err
+		return agent.Result{}, err
 	}
 	if err := tw.Close(); err != nil {
-		return err
+		return agent.Result{}, err
 	}
-	return v.verdict(rec, found, tw.Result())
+	return tw.Result(), nil
 }
 
 // verdict says how ralph judged the iteration, from its history line.
