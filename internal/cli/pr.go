@@ -303,7 +303,7 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 				return fmt.Errorf("%w: pull request #%d: %d checks still running after max-wait", loop.ErrLimit, opts.PRFeedback, fb.Pending)
 			}
 			fmt.Fprintf(opts.f.IO.ErrOut, "pull request #%d: waiting for %d checks\n", opts.PRFeedback, fb.Pending)
-			if err := sleepCtx(ctx, poll); err != nil {
+			if err := loop.Sleep(ctx, poll); err != nil {
 				return err
 			}
 			continue
@@ -369,14 +369,3 @@ type staticSource struct {
 func (s staticSource) Name() string                               { return s.name }
 func (s staticSource) Branch() string                             { return s.branch }
 func (s staticSource) Tasks(context.Context) ([]task.Task, error) { return s.tasks, nil }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

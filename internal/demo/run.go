@@ -48,17 +48,10 @@ func Run(ctx context.Context, dir string, opts Options) error {
 		// wait at all when the demo runs without pauses.
 		Jitter: func(time.Duration) time.Duration { return 0 },
 		Sleep: func(ctx context.Context, d time.Duration) error {
-			if opts.Speed <= 0 || d <= 0 {
+			if opts.Speed <= 0 {
 				return ctx.Err()
 			}
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
+			return loop.Sleep(ctx, d)
 		},
 	}
 	if !opts.NoGit {

@@ -202,7 +202,7 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 		deps.Now = time.Now
 	}
 	if deps.Sleep == nil {
-		deps.Sleep = sleep
+		deps.Sleep = Sleep
 	}
 	if deps.Jitter == nil {
 		deps.Jitter = func(max time.Duration) time.Duration {
@@ -215,7 +215,9 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}}, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done (its error); the default
+// Deps.Sleep.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

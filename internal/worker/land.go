@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
@@ -69,7 +70,7 @@ func (l *Landing) Land(ctx context.Context, id string) (string, error) {
 	}
 	sleep := l.Sleep
 	if sleep == nil {
-		sleep = timerSleep
+		sleep = loop.Sleep
 	}
 	wait := 100 * time.Millisecond
 	var refusedSince time.Time
@@ -181,14 +182,3 @@ func isFetchError(err error) bool {
 // jitter spreads d by up to half again, so that workers refused together
 // do not all come back at the same instant.
 func jitter(d time.Duration) time.Duration { return d + rand.N(d/2+1) }
-
-func timerSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -64,7 +64,7 @@ func (w *Worker) Loop(ctx context.Context) error {
 		w.Now = time.Now
 	}
 	if w.Sleep == nil {
-		w.Sleep = timerSleep
+		w.Sleep = loop.Sleep
 	}
 	poll := min(max(w.Lease/8, 100*time.Millisecond), 15*time.Second)
 	wait := poll
