@@ -25,7 +25,7 @@ type syncingStore struct {
 }
 
 func (s *syncingStore) SaveState(st state.State) error {
-	*s.log = append(*s.log, "save "+string(st.Status))
+	*s.log = append(*s.log, "save "+st.Status)
 	return s.memStore.SaveState(st)
 }
 
