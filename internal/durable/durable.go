@@ -35,7 +35,10 @@ var ErrClosed = errors.New("durable: write after Close")
 // the transaction that commits the rename, so after a crash the name has
 // the old content or the new one, never an empty file. On file systems
 // without that guarantee the window is the short time until the queued
-// fsync runs (or the next Wait).
+// fsync runs (or the next Wait). The order of the writes holds across a
+// crash as well: a journaling file system (ext4, xfs) commits renames in
+// the order they were made, so a rename that survives implies the ones
+// before it did.
 //
 // Pending fsyncs of one file coalesce: a newer write of a path makes the
 // older one's fsync needless (the old file is unlinked, or for an append,
