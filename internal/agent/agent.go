@@ -163,10 +163,10 @@ type Request struct {
 	// started (the CLI kills the group at once on a second Ctrl-C).
 	OnStart func(pgid int)
 	// ScratchDir is a private directory for files the agent writes for
-	// its adapter (Copilot's --usage-output-file). Run creates one when it
-	// is empty and removes it after FinishRun; it is empty only when an
-	// invocation is built without running it (--dry-run), where adapters
-	// show a placeholder.
+	// its adapter (Copilot's --usage-output-file). For an adapter that
+	// uses one (a Scratcher), Run creates it when it is empty and removes
+	// it after FinishRun; it is empty only when an invocation is built
+	// without running it (--dry-run), where adapters show a placeholder.
 	ScratchDir string
 	// Sandbox, when set, confines the agent's process (internal/sandbox).
 	Sandbox Sandbox
@@ -225,6 +225,14 @@ type Adapter interface {
 // reset times from error text (see resettime.go).
 type Finisher interface {
 	FinishRun(req Request, res *Result)
+}
+
+// Scratcher is implemented by adapters whose agent writes files for the
+// adapter in Request.ScratchDir. Run makes the directory for them alone:
+// made and removed per run, it is disk work on the loop's path that the
+// others do not need.
+type Scratcher interface {
+	UsesScratch()
 }
 
 // Sink receives what a run produces: raw bytes for the transcript, as they

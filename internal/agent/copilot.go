@@ -40,6 +40,9 @@ func copilotSpec() Spec {
 
 func (copilot) Name() string { return "copilot" }
 
+// UsesScratch: Copilot writes its usage file there (Scratcher).
+func (copilot) UsesScratch() {}
+
 // copilotUsageFile is the file, in the request's scratch directory,
 // Copilot writes its token usage to.
 const copilotUsageFile = "copilot-usage.json"

@@ -41,7 +41,7 @@ const (
 // did wrong is in the Result. A process killed by a signal has ExitCode
 // 128+signal, as in a shell (143 for SIGTERM, 137 for SIGKILL).
 func Run(ctx context.Context, a Adapter, req Request, sink Sink) (Result, error) {
-	if req.ScratchDir == "" {
+	if _, ok := a.(Scratcher); ok && req.ScratchDir == "" {
 		dir, err := os.MkdirTemp("", "ralph-agent-")
 		if err != nil {
 			return Result{}, fmt.Errorf("%s agent: scratch directory: %w", a.Name(), err)

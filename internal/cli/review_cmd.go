@@ -110,6 +110,8 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
+	// The plan's fsyncs join the store's: the loop's barrier covers both.
+	plan.SyncWith(store.Syncer())
 	if _, err := stopCrashed(opts.f, store); err != nil {
 		return err
 	}

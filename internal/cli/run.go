@@ -287,6 +287,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	defer func() { _ = release() }()
+	// The plan's fsyncs join the store's: the loop's barrier covers both.
+	plan.SyncWith(store.Syncer())
 	crashed, err := stopCrashed(opts.f, store)
 	if err != nil {
 		return err

@@ -39,6 +39,8 @@ func Run(ctx context.Context, dir string, opts Options) error {
 		return err
 	}
 	defer func() { _ = release() }()
+	// The plan's fsyncs join the store's: the loop's barrier covers both.
+	plan.SyncWith(store.Syncer())
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
 	}

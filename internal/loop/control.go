@@ -157,7 +157,7 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	r.emit(Event{Kind: EventPaused, Iteration: r.st.Iteration, Plan: r.progress(),
 		Message: "paused after iteration " + fmt.Sprint(r.st.Iteration)})
 	r.st.Status = state.StatusPaused
-	if err := r.save(); err != nil {
+	if err := r.saveDurably(); err != nil {
 		return err
 	}
 	select {

@@ -64,7 +64,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	// The state naming the task is on disk before the agent can touch
 	// anything: after a crash, the next run knows which task's marks in
 	// the plan were not ralph's (reconcile.go). The write started with
-	// the iteration is nearly always done by now.
+	// the iteration is nearly always done by now. Done means renamed into
+	// place, which is what a kill -9 needs; the fsyncs may still be under
+	// way (durable.Syncer says why a power loss is covered too).
 	if err := r.saved(); err != nil {
 		_ = out.close()
 		return iteration{}, err

@@ -462,7 +462,8 @@ func (r *runner) finish(err error) error {
 	}
 	r.st.CurrentTask = ""
 	r.st.WaitingUntil = nil
-	if serr := r.save(); serr != nil && err == nil {
+	// Durably: the process exits or the next run starts from here.
+	if serr := r.saveDurably(); serr != nil && err == nil {
 		err = serr
 	}
 	totals := r.st.Totals

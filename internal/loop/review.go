@@ -317,7 +317,7 @@ func (r *runner) limitUntil(resetAt time.Time, why string) (time.Time, error) {
 func (r *runner) waitInIteration(ctx context.Context, until time.Time, why string) error {
 	r.st.Status = state.StatusWaiting
 	r.st.WaitingUntil = &until
-	if err := r.save(); err != nil {
+	if err := r.saveDurably(); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Until: &until, Message: why})

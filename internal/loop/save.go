@@ -30,8 +30,8 @@ func (s *saving) now() {
 const coalesceDelay = 50 * time.Millisecond
 
 // stateWriter keeps the writes of state.json in order, off the loop's
-// path where it can: each fsyncs a file and a directory, which costs more
-// than the rest of an iteration's bookkeeping.
+// path where it can: each writes a temporary file and renames it, and
+// the store fsyncs them in the background (saveDurably waits for that).
 type stateWriter struct {
 	last *saving
 	// gen numbers the writes; a write that a newer one has overtaken
@@ -50,8 +50,9 @@ func (r *runner) saveAsync() error { return r.startSave(false) }
 // saveLater is saveAsync for the state at an iteration's end, which the
 // next iteration's start writes again within a few milliseconds: the
 // write waits up to coalesceDelay for a newer one to take it over, so a
-// run writes state.json (a file and a directory fsync) once per
-// iteration, not twice. Any later save, saveAsync or saved lets it go at
+// run writes state.json (a temporary file, a rename, and in the
+// background a file and a directory fsync) once per iteration, not
+// twice. Any later save, saveAsync or saved lets it go at
 // once (and skips it when overtaken); a run that stops or waits after the
 // iteration saves first, so nothing stays unwritten longer than that.
 func (r *runner) saveLater() error { return r.startSave(true) }
@@ -114,6 +115,27 @@ func (r *runner) save() error {
 	}
 	<-r.writer.last.done
 	return r.writer.last.err
+}
+
+// saveDurably is save for a state the run rests in (a wait, a pause, its
+// end): it returns once that state, and everything written before it
+// (history, the plan), is on disk to the last fsync, which the store
+// otherwise does in the background (Store's Sync). A power loss during
+// a long wait then loses nothing.
+func (r *runner) saveDurably() error {
+	if err := r.save(); err != nil {
+		return err
+	}
+	return r.synced()
+}
+
+// synced is the barrier of the store's background fsyncs, for a store
+// that has them.
+func (r *runner) synced() error {
+	if s, ok := r.deps.Store.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
 }
 
 // saved waits until the writes started so far are on disk, and reports

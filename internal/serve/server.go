@@ -555,5 +555,8 @@ func AnswerOnDisk(dir, taskID, text, by string) (state.Question, error) {
 	if !ok {
 		return q, errors.New("no question is waiting for an answer")
 	}
-	return q, store.SaveState(st)
+	if err := store.SaveState(st); err != nil {
+		return q, err
+	}
+	return q, store.Sync() // release would too, but its error goes nowhere
 }

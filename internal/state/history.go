@@ -12,9 +12,10 @@ import (
 )
 
 // AppendHistory adds rec as one line to history.jsonl: the whole line goes
-// out in a single write(2) on an O_APPEND descriptor and is fsynced before
-// AppendHistory returns, so a reader never sees half of it unless the
-// process dies inside that write.
+// out in a single write(2) on an O_APPEND descriptor before AppendHistory
+// returns, so a reader never sees half of it unless the process dies
+// inside that write; its fsync follows in the background (Sync waits for
+// it).
 //
 // Before the store's first append, a torn last line (one without its
 // newline, left by a kill -9 in the middle of a write) is repaired: if it is
@@ -38,28 +39,7 @@ func (s *Store) AppendHistory(rec Record) error {
 		}
 		s.repaired = true
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("append history: %w", err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return fmt.Errorf("append history: %w", err)
-	}
-	if _, err := f.Write(line); err != nil {
-		// Part of the line may be written (a disk that filled up in the
-		// middle): take it back, or the next line would follow a torn
-		// one in the middle of the file.
-		_ = f.Truncate(info.Size())
-		_ = f.Close()
-		return fmt.Errorf("append history: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("append history: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := s.files.Append(path, line, 0o644); err != nil {
 		return fmt.Errorf("append history: %w", err)
 	}
 	return nil

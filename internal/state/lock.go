@@ -226,16 +226,17 @@ func flock(f *os.File) error {
 }
 
 // OpenLocked opens the store of projectDir and takes its lock for this
-// process: what every command that writes runs does first. release gives
-// the lock back.
+// process: what every command that writes runs does first. release waits
+// until the store's writes are on disk (Sync), then gives the lock back:
+// whoever takes it next finds them there whatever happens to the machine.
 func OpenLocked(projectDir string) (s *Store, release func() error, err error) {
 	s, err = Open(projectDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	release, err = s.Lock(os.Getpid())
+	unlock, err := s.Lock(os.Getpid())
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, release, nil
+	return s, func() error { return errors.Join(s.Sync(), unlock()) }, nil
 }

@@ -14,13 +14,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // Store is a project's .ralph directory. Its methods are safe for concurrent
 // use by the goroutines of one process; the lock keeps other processes out.
 type Store struct {
 	dir string // absolute path of .ralph
+
+	// files writes state.json and history.jsonl: whole at once, on disk
+	// soon after (Sync waits for that).
+	files *durable.Syncer
 
 	// mu serialises history appends and the one-time repair of a torn
 	// last line that precedes the first of them.
@@ -48,7 +52,7 @@ func Open(projectDir string) (*Store, error) {
 			return nil, fmt.Errorf("open state: %w", err)
 		}
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, files: &durable.Syncer{}}, nil
 }
 
 // Dir returns the absolute path of the store's .ralph directory.
@@ -89,24 +93,36 @@ func (s *Store) LoadState() (State, error) {
 	return st, nil
 }
 
-// SaveState writes state.json atomically: a temporary file in .ralph/ is
-// written and fsynced, renamed over state.json, and the directory is fsynced
-// so the rename itself survives a crash.
+// SaveState replaces state.json atomically: a reader, or a run killed
+// with SIGKILL, sees the old state or the new one, never a part. The
+// fsyncs that make it survive a power loss (the file, then .ralph/) run in
+// the background: Sync waits for them.
 func (s *Store) SaveState(st State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	data = append(data, '\n')
-	path := s.path(StateFile)
-	if err := renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(s.dir)); err != nil {
-		return fmt.Errorf("save state: %w", err)
-	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.files.WriteFile(s.path(StateFile), data, 0o644); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
 }
+
+// Sync waits until every write of the store so far (state.json, history,
+// and the plan writes given Syncer) is on disk, and reports the first
+// fsync that failed since the last Sync. Whoever ends a run, stops, or
+// waits for a long time calls it; so does the lock's release.
+func (s *Store) Sync() error {
+	if err := s.files.Wait(); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return nil
+}
+
+// Syncer is the queue of fsyncs Sync waits for, for the other files a
+// run writes on its path (the plan: task.File.SyncWith).
+func (s *Store) Syncer() *durable.Syncer { return s.files }
 
 // IterationFiles returns where iteration's transcript goes (see
 // TranscriptFiles) and creates the run directory; the files are the
@@ -123,20 +139,6 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
 	return promptPath, outPath, nil
-}
-
-// syncDir fsyncs a directory so that entries created, renamed or removed in
-// it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // jsonError turns a decoding error of data (read from path) into one that

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // File is a plan file on disk together with the bytes ralph last read or
@@ -30,6 +30,9 @@ type File struct {
 	// are the baseline for noticing changes, and where its tasks sit lets
 	// the next edit splice without reading the file again.
 	cur parsed
+	// files does the fsyncs of the writes; nil: each write is synced
+	// before it returns (SyncWith).
+	files *durable.Syncer
 }
 
 // Load reads and validates a plan file. Its format is detected from the
@@ -58,6 +61,17 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	return &File{path: path, format: fm, mode: info.Mode().Perm(), cur: cur}, nil
+}
+
+// SyncWith leaves the fsyncs of the file's later writes to s, in the
+// background: a write still replaces the file atomically before it
+// returns, and s.Wait is the barrier that makes it durable. The loop
+// gives it the state store's Syncer, so one barrier covers both. Without
+// it, a write is on disk when it returns, as a one-shot command wants.
+func (f *File) SyncWith(s *durable.Syncer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files = s
 }
 
 // Path returns the path the file was loaded from.
@@ -365,37 +379,19 @@ func isPosition(id string) bool {
 	return err == nil && n > 0 && strconv.Itoa(n) == id
 }
 
-// write replaces the file atomically with next's content (temp file in the
-// same directory, fsync, rename, fsync of the directory) and makes next the
-// new baseline. next is a parse of that content, so nothing is written that
-// does not read back. A symlinked plan stays a symlink: the target is
-// replaced.
+// write replaces the file atomically with next's content (a temporary
+// file beside it renamed over it; the fsyncs as SyncWith says) and makes
+// next the new baseline. next is a parse of that content, so nothing is
+// written that does not read back. A symlinked plan stays a symlink: the
+// target is replaced. The file's permissions are kept (f.mode, should it
+// be gone).
 func (f *File) write(next parsed) error {
-	data := next.source()
 	target := f.path
 	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
 		target = resolved
 	}
-	dir := filepath.Dir(target)
-	pf, err := renameio.NewPendingFile(target,
-		renameio.WithTempDir(dir),
-		renameio.WithStaticPermissions(f.mode), // if the file is gone
-		renameio.WithExistingPermissions())
-	if err != nil {
+	if err := f.files.WriteFile(target, next.source(), f.mode); err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	defer func() { _ = pf.Cleanup() }() // a no-op once the file is replaced
-	if _, err := pf.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("writing %s: %w", f.path, err)
-	}
-	// Make the rename itself durable. Some filesystems refuse to sync a
-	// directory; the file content is already synced, so that is not fatal.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	f.cur = next
 	return nil

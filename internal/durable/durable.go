@@ -1,0 +1,327 @@
+// Package durable writes files so that they are whole at once and on disk
+// soon after: a write replaces its file by rename (or appends in one
+// write(2)) before it returns, so a reader, or a process killed with
+// SIGKILL, sees the old content or the new and never a part; the fsyncs
+// that make it survive a power loss are left to a Syncer, which does them
+// in the background, several at a time, until someone waits for them.
+//
+// It owns no process-wide state: each Syncer is one queue of fsyncs.
+// It must not decide what to write or when to wait; its callers (the
+// state store, the plan writer) and theirs (the loop) do.
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/google/renameio/v2"
+)
+
+// ErrClosed is the error of a write to a closed Syncer.
+var ErrClosed = errors.New("durable: write after Close")
+
+// Syncer does the fsyncs of the writes made through it in the background,
+// off the writer's path. Writes are atomic when they return; Wait is the
+// barrier that returns once every fsync queued before it is done.
+//
+// Replacing by rename before the new file's data is fsynced is what
+// ext4's auto_da_alloc (on by default) makes safe against a power loss:
+// a rename over an existing file forces the new file's blocks out with
+// the transaction that commits the rename, so after a crash the name has
+// the old content or the new one, never an empty file. On file systems
+// without that guarantee the window is the short time until the queued
+// fsync runs (or the next Wait). The order of the writes holds across a
+// crash as well: a journaling file system (ext4, xfs) commits renames in
+// the order they were made, so a rename that survives implies the ones
+// before it did.
+//
+// Pending fsyncs of one file coalesce: a newer write of a path makes the
+// older one's fsync needless (the old file is unlinked, or for an append,
+// one fsync covers every write before it), and a directory is fsynced
+// once for all the renames in it.
+//
+// The zero value is ready to use, and a nil *Syncer writes synchronously:
+// fsync, then rename, then fsync of the directory, before the write
+// returns (for one-shot commands, where the fsync is on nobody's path and
+// no one would wait). Its methods are safe for concurrent use.
+type Syncer struct {
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when a batch is done; on mu
+	// files are the open files with data to fsync, by the path they were
+	// written to; dirs the directories whose entries changed.
+	files map[string]*os.File
+	dirs  map[string]bool
+	// queued counts the writes queued, synced those whose fsyncs are done:
+	// Wait waits for synced to reach queued as it was when Wait began.
+	queued, synced uint64
+	running        bool  // a goroutine is flushing
+	err            error // the first fsync error nobody was told of yet
+	closed         bool
+
+	// fsync syncs one file or directory; nil is (*os.File).Sync. Tests
+	// replace it to hold a flush or make it fail.
+	fsync func(f *os.File) error
+}
+
+// WriteFile replaces path with data atomically: a temporary file beside
+// it, renamed over it before WriteFile returns. An existing file's
+// permissions are kept; a new one gets perm (less the umask). The fsyncs
+// (the file, then its directory) are queued. path must not be a symlink
+// the caller wants to keep: resolve it first.
+//
+// An fsync that failed in the background since the last Wait is reported
+// here, and then nothing is written.
+func (s *Syncer) WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if s == nil {
+		return writeNow(path, data, perm)
+	}
+	if err := s.ready(path); err != nil {
+		return err
+	}
+	f, err := replace(path, data, perm)
+	if err != nil {
+		return err
+	}
+	s.queue(path, f, filepath.Dir(path))
+	return nil
+}
+
+// Append adds data to the end of path, creating it with perm (less the
+// umask) when missing, in a single write(2) on an O_APPEND descriptor, so
+// concurrent readers never see half of it unless the process dies inside
+// that write. A write that fails part way is taken back (the file is
+// truncated to its size before), so the next one does not follow a torn
+// one. The fsync is queued, and the directory's too when the file was new.
+// Errors are as for WriteFile.
+func (s *Syncer) Append(path string, data []byte, perm fs.FileMode) error {
+	if s != nil {
+		if err := s.ready(path); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+	if err != nil {
+		return err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		// Part of it may be written (a disk that filled up in the middle).
+		_ = f.Truncate(info.Size())
+		_ = f.Close()
+		return err
+	}
+	dir := ""
+	if info.Size() == 0 {
+		dir = filepath.Dir(path) // maybe created: its entry must last too
+	}
+	if s == nil {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && dir != "" {
+			err = syncDir(dir, (*os.File).Sync)
+		}
+		return err
+	}
+	s.queue(path, f, dir)
+	return nil
+}
+
+// Wait returns once every fsync queued before it was called is done, and
+// reports the first that failed since the last Wait (or the write that
+// reported it instead). It is the barrier to call before the process
+// exits or waits for a long time.
+func (s *Syncer) Wait() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	target := s.queued
+	for s.synced < target {
+		s.cond.Wait()
+	}
+	err := s.err
+	s.err = nil
+	return err
+}
+
+// Close waits as Wait does; every later write fails with ErrClosed.
+func (s *Syncer) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return s.Wait()
+}
+
+// ready refuses a write to a closed Syncer, or after an fsync failed that
+// nobody has been told of: the caller learns that what it wrote before is
+// not safe, and can stop.
+func (s *Syncer) ready(path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("writing %s: %w", path, ErrClosed)
+	}
+	if err := s.err; err != nil {
+		s.err = nil
+		return fmt.Errorf("not writing %s: an earlier write did not reach the disk: %w", path, err)
+	}
+	return nil
+}
+
+func (s *Syncer) init() {
+	if s.cond == nil {
+		s.cond = sync.NewCond(&s.mu)
+	}
+}
+
+// queue hands f (written as path) and dir ("" for none) to the flusher,
+// starting it when it is idle.
+func (s *Syncer) queue(path string, f *os.File, dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	if s.files == nil {
+		s.files, s.dirs = map[string]*os.File{}, map[string]bool{}
+	}
+	if old := s.files[path]; old != nil {
+		// Overtaken: the old file is unlinked, or f's fsync covers it.
+		_ = old.Close()
+	}
+	s.files[path] = f
+	if dir != "" {
+		s.dirs[dir] = true
+	}
+	s.queued++
+	if !s.running {
+		s.running = true
+		go s.flush()
+	}
+}
+
+// flush fsyncs what is queued, a batch at a time, until nothing is.
+func (s *Syncer) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fsync := s.fsync
+	if fsync == nil {
+		fsync = (*os.File).Sync
+	}
+	for s.synced < s.queued {
+		files, dirs, upto := s.files, s.dirs, s.queued
+		s.files, s.dirs = nil, nil
+		s.mu.Unlock()
+		err := syncAll(files, dirs, fsync)
+		s.mu.Lock()
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.synced = upto
+		s.cond.Broadcast()
+	}
+	s.running = false
+	s.cond.Broadcast()
+}
+
+// syncAll fsyncs and closes files, then fsyncs dirs: a rename is made
+// durable after the data it names. It returns the first error.
+func syncAll(files map[string]*os.File, dirs map[string]bool, fsync func(*os.File) error) error {
+	var first error
+	for path, f := range files {
+		err := fsync(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("fsync %s: %w", path, unwrapPath(err))
+		}
+	}
+	for dir := range dirs {
+		if err := syncDir(dir, fsync); err != nil && first == nil {
+			first = fmt.Errorf("fsync %s: %w", dir, unwrapPath(err))
+		}
+	}
+	return first
+}
+
+// syncDir fsyncs a directory so that the entries created, renamed or
+// removed in it last. A file system that cannot sync a directory (EINVAL)
+// is not an error: there is nothing more to do there.
+func syncDir(dir string, fsync func(*os.File) error) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = fsync(d)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) {
+		return nil
+	}
+	return err
+}
+
+// unwrapPath drops an *fs.PathError's own path (a temporary file's name,
+// for a replaced file) so the caller's names the file.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// replace writes data to a temporary file beside path and renames it over
+// path; it returns the file, still open, for its fsync.
+func replace(path string, data []byte, perm fs.FileMode) (*os.File, error) {
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)),
+		renameio.WithPermissions(perm), renameio.WithExistingPermissions())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pf.Write(data); err != nil {
+		_ = pf.Cleanup()
+		return nil, err
+	}
+	// Renamed here rather than by CloseAtomicallyReplace, which fsyncs
+	// first: that fsync is what the Syncer takes off the caller's path.
+	if err := os.Rename(pf.Name(), path); err != nil {
+		_ = pf.Cleanup()
+		return nil, err
+	}
+	return pf.File, nil
+}
+
+// writeNow is WriteFile without a Syncer: fsync, rename, fsync of the
+// directory, all before it returns.
+func writeNow(path string, data []byte, perm fs.FileMode) error {
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)),
+		renameio.WithPermissions(perm), renameio.WithExistingPermissions())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = pf.Cleanup() }() // a no-op once the file is replaced
+	if _, err := pf.Write(data); err != nil {
+		return err
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path), (*os.File).Sync)
+}
