@@ -97,6 +97,11 @@ func (g *Git) config(ctx context.Context) (*gitConfig, error) {
 	if xdg != "" {
 		paths = append(paths, filepath.Join(xdg, "git", "config"))
 	}
+	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
+		if p := envValue(env, k); p != "" {
+			paths = append(paths, absIn(g.Root, p))
+		}
+	}
 	fields := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		origin, kv := fields[i], fields[i+1]

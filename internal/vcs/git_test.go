@@ -28,7 +28,7 @@ func repo(t *testing.T) (*Git, string) {
 	return g, dir
 }
 
-func write(t *testing.T, path, body string) {
+func write(t testing.TB, path, body string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
