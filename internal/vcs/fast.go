@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -37,6 +38,7 @@ type fileStamp struct {
 	path  string
 	size  int64
 	mtime time.Time
+	ino   uint64
 	found bool
 }
 
@@ -45,7 +47,11 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{path: path}
 	}
-	return fileStamp{path: path, size: info.Size(), mtime: info.ModTime(), found: true}
+	s := fileStamp{path: path, size: info.Size(), mtime: info.ModTime(), found: true}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		s.ino = st.Ino
+	}
+	return s
 }
 
 // fresh reports whether no configuration file changed since the read.

@@ -61,21 +61,11 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 		}
 	}
 
-	lock, err := lockFile(g.index, false)
-	if err != nil {
-		return "", false, nil //nolint:nilerr // someone's git holds the index: git says so
-	}
-	locked := true
-	defer func() {
-		if locked {
-			_ = lock.Close()
-			_ = os.Remove(lock.Name())
-		}
-	}()
 	idx, err := readIndex(g.index)
 	if err != nil {
 		return "", false, nil //nolint:nilerr // git reads it, or says what is wrong
 	}
+	read := stampOf(g.index)
 	store := objectStore{dir: objects}
 	s, err := scanWorkTree(g.Root, idx, store, base)
 	if errors.Is(err, errUnplain) {
@@ -89,15 +79,29 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 		return "", false, err
 	}
 	tree := fmt.Sprintf("%x", root.id)
-	writeIndex := func() error {
+	// The index is written before the branch moves, as git add does
+	// before git commit: killed in between, the work is staged and the
+	// next commit takes it. The lock is held only to write it, after a
+	// check that nobody wrote the index since it was read (a git the user
+	// ran): a kill -9 leaves no lock behind but in that instant.
+	writeIndex := func() (bool, error) {
+		lock, err := lockFile(g.index, false)
+		if err != nil {
+			return false, nil //nolint:nilerr // someone's git holds the index: git says so
+		}
+		if stampOf(g.index) != read {
+			_ = lock.Close()
+			_ = os.Remove(lock.Name())
+			return false, nil
+		}
 		data := encodeIndex(idx.version, s.entries, root, lockTime(lock))
-		locked = false
-		return writeIndexFile(g.index, data, lock)
+		return true, writeIndexFile(g.index, data, lock)
 	}
 	if tree == parentTree {
 		// Nothing to commit; what git add -A changed in the index stays.
 		if len(s.changed) > 0 || s.refreshed {
-			return "", true, writeIndex()
+			wrote, err := writeIndex()
+			return "", wrote, err
 		}
 		return "", true, nil
 	}
@@ -111,16 +115,16 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	if err != nil {
 		return "", false, err
 	}
+	if wrote, err := writeIndex(); !wrote || err != nil {
+		return "", false, err
+	}
 	hash = fmt.Sprintf("%x", id)
 	subject, _, _ := strings.Cut(msg, "\n")
 	if err := g.moveBranch(branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
 		if errors.Is(err, errUnplain) {
-			return "", false, nil
+			return "", false, nil // git commits what is staged now
 		}
 		return "", false, err
-	}
-	if err := writeIndex(); err != nil {
-		return "", true, fmt.Errorf("commit %s made, but the index was not updated: %w", hash, err)
 	}
 	return hash, true, nil
 }
