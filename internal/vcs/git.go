@@ -3,9 +3,14 @@
 // an iteration changed anything, a commit per accepted task, the run's
 // branch, and git worktrees for tasks that run in parallel.
 //
-// It never re-implements git or Sapling and never commits ralph's own
-// .ralph/ files. It decides nothing about runs: the loop and the command
-// line say what to do.
+// The two things every iteration does, the look at the working tree and
+// the commit, are made in process for a plain git repository (fast.go:
+// git's index, ignore rules and loose objects read and written as git
+// does), because a git process costs more than the rest of an
+// iteration's bookkeeping; anything else is git's, and git stays the
+// reference the tests compare with. It never commits ralph's own .ralph/
+// files. It decides nothing about runs: the loop and the command line say
+// what to do.
 package vcs
 
 import (
