@@ -191,6 +191,9 @@ func (s *scan) file(p, abs string, i int, tracked bool) error {
 			return nil
 		}
 	}
+	if st.Size > maxBlob {
+		return errUnplain // git streams big files; ralph would hold them whole
+	}
 	// Stat first, content second: a change after the stat shows in the
 	// next look's stat.
 	var data []byte
@@ -236,6 +239,9 @@ func (s *scan) file(p, abs string, i int, tracked bool) error {
 	}
 	return nil
 }
+
+// maxBlob is the largest file the look reads in process.
+const maxBlob = 32 << 20
 
 // racy reports an entry modified at or after the index was written: its
 // stat data cannot tell a change made in the same clock tick.
