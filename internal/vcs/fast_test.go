@@ -299,13 +299,19 @@ func TestInProcessLeavesToGit(t *testing.T) {
 		setup func(t *testing.T, dir string)
 	}{
 		{"attributes", func(t *testing.T, dir string) {
+			t.Helper()
 			write(t, filepath.Join(dir, "sub", ".gitattributes"), "*.txt text eol=crlf\n")
 		}},
-		{"autocrlf", func(t *testing.T, dir string) { gittest.Git(t, dir, "config", "core.autocrlf", "true") }},
+		{"autocrlf", func(t *testing.T, dir string) {
+			t.Helper()
+			gittest.Git(t, dir, "config", "core.autocrlf", "true")
+		}},
 		{"bracket pattern", func(t *testing.T, dir string) {
+			t.Helper()
 			write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n[!a]*.log\n")
 		}},
 		{"nested repository", func(t *testing.T, dir string) {
+			t.Helper()
 			gittest.Git(t, dir, "init", "-q", filepath.Join(dir, "inner"))
 		}},
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -344,17 +343,4 @@ func lockTime(f *os.File) time.Time {
 		return info.ModTime()
 	}
 	return time.Now()
-}
-
-// findEntry returns the position of name in sorted entries.
-func findEntry(entries []indexEntry, name string) (int, bool) {
-	return slices.BinarySearchFunc(entries, name, func(e indexEntry, n string) int {
-		switch {
-		case e.name < n:
-			return -1
-		case e.name > n:
-			return 1
-		}
-		return 0
-	})
 }

@@ -76,7 +76,7 @@ func scanWorkTree(root string, idx *index, store objectStore, base []gitignore.P
 	if err := s.walk("", root, false, base); err != nil {
 		return nil, err
 	}
-	kept := s.entries[:0]
+	kept := make([]indexEntry, 0, len(s.entries)+len(s.added))
 	for i, e := range s.entries {
 		if !s.seen[i] {
 			s.changed = append(s.changed, e.name)
