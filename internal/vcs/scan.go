@@ -84,7 +84,8 @@ func scanWorkTree(root string, idx *index, store objectStore, base []gitignore.P
 		}
 		kept = append(kept, e)
 	}
-	s.entries = append(kept, s.added...)
+	kept = append(kept, s.added...)
+	s.entries = kept
 	if len(s.added) > 0 {
 		slices.SortFunc(s.entries, func(a, b indexEntry) int { return strings.Compare(a.name, b.name) })
 	}
