@@ -3,9 +3,14 @@
 // an iteration changed anything, a commit per accepted task, the run's
 // branch, and git worktrees for tasks that run in parallel.
 //
-// It never re-implements git or Sapling and never commits ralph's own
-// .ralph/ files. It decides nothing about runs: the loop and the command
-// line say what to do.
+// The two things every iteration does, the look at the working tree and
+// the commit, are made in process for a plain git repository (fast.go:
+// git's index, ignore rules and loose objects read and written as git
+// does), because a git process costs more than the rest of an
+// iteration's bookkeeping; anything else is git's, and git stays the
+// reference the tests compare with. It never commits ralph's own .ralph/
+// files. It decides nothing about runs: the loop and the command line say
+// what to do.
 package vcs
 
 import (
@@ -59,6 +64,9 @@ type Git struct {
 	gitDir, commonDir string
 	// commits counts Commit calls.
 	commits atomic.Int64
+	// conf is the configuration the looks and commits in process (fast.go)
+	// read, nil until read.
+	conf *gitConfig
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run its
@@ -152,6 +160,10 @@ func (g *Git) writeTree(ctx context.Context) (string, error) {
 	if g.tree != "" {
 		return g.tree, nil
 	}
+	if tree, ok := g.treeInProcess(ctx); ok {
+		g.tree = tree
+		return tree, nil
+	}
 	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.private}, "write-tree")
 	if err != nil {
 		return "", err
@@ -204,15 +216,22 @@ func (g *Git) scanOnce(ctx context.Context) error {
 			return err
 		}
 		fresh = true
+		g.tree = ""
 	}
-	changed, err := g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh)
+	// In process when the repository is plain (fast.go), else git.
+	changed, ok, err := g.lookInProcess(ctx)
 	if err != nil {
 		return err
 	}
-	g.scanned = true
-	if len(changed) > 0 || fresh {
-		g.tree = ""
+	if !ok {
+		if changed, err = g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh); err != nil {
+			return err
+		}
+		if len(changed) > 0 || fresh {
+			g.tree = ""
+		}
 	}
+	g.scanned = true
 	if len(changed) > 0 && g.pending == nil {
 		g.pending = map[string]bool{}
 	}
@@ -272,6 +291,14 @@ func (g *Git) Dirty(ctx context.Context) (bool, error) {
 // when there is nothing to commit. The pre-commit and commit-msg hooks
 // run as for any commit.
 func (g *Git) Commit(ctx context.Context, message string) (string, error) {
+	if hash, ok, err := g.commitInProcess(ctx, message); ok || err != nil {
+		if err == nil && hash != "" && g.commits.Add(1)%maintenanceEvery == 0 {
+			// What git commit would have started after its work: it
+			// nearly always finds nothing to do (see below).
+			_, _ = g.run(ctx, nil, "maintenance", "run", "--auto", "--quiet")
+		}
+		return hash, err
+	}
 	staged, err := g.addAll(ctx, nil, false)
 	if err != nil {
 		return "", err

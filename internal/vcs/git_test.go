@@ -28,7 +28,7 @@ func repo(t *testing.T) (*Git, string) {
 	return g, dir
 }
 
-func write(t *testing.T, path, body string) {
+func write(t testing.TB, path, body string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -426,6 +426,9 @@ func TestSeenIsTheLastLook(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	g, dir := repo(t)
+	// Attributes: git looks, not ralph in process (fast.go), so a PATH
+	// without git shows which calls run it.
+	write(t, filepath.Join(dir, ".gitattributes"), "*.bin binary\n")
 	first, err := g.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,80 @@
+package vcs
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
+)
+
+// benchRepo is a repository of 50 files in 5 directories with .ralph/
+// ignored, as the whole-process benchmark's project is, plus a look made.
+func benchRepo(b *testing.B, attributes bool) (*Git, string) {
+	b.Helper()
+	dir := b.TempDir()
+	write(b, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	if attributes { // git looks and commits, not ralph in process
+		write(b, filepath.Join(dir, ".gitattributes"), "*.bin binary\n")
+	}
+	for i := range 50 {
+		write(b, filepath.Join(dir, fmt.Sprintf("d%d", i%5), fmt.Sprintf("f%02d.txt", i)), fmt.Sprintf("file %d\n", i))
+	}
+	gittest.Init(b, dir)
+	g, err := Open(b.Context(), dir, gittest.Env(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := g.Snapshot(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	return g, dir
+}
+
+// BenchmarkLook is an iteration's look at the tree after the agent wrote
+// one new file: in process, and through git (add -A, write-tree).
+func BenchmarkLook(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		git  bool
+	}{{"InProcess", false}, {"Git", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			g, dir := benchRepo(b, c.git)
+			ctx := b.Context()
+			i := 0
+			for b.Loop() {
+				i++
+				write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
+				if _, err := g.Changes(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := g.Seen(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCommit is ralph's commit of one new file and one changed one:
+// in process, and through git (add -A, commit).
+func BenchmarkCommit(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		git  bool
+	}{{"InProcess", false}, {"Git", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			g, dir := benchRepo(b, c.git)
+			ctx := b.Context()
+			i := 0
+			for b.Loop() {
+				i++
+				write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
+				write(b, filepath.Join(dir, "d0", "f00.txt"), fmt.Sprintf("v%d\n", i))
+				if hash, err := g.Commit(ctx, fmt.Sprintf("commit %d", i)); err != nil || hash == "" {
+					b.Fatal(hash, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,291 @@
+package vcs
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// commitInProcess is Commit without git for a plain repository: the real
+// index brought up to date with the working tree (as git add -A), its
+// tree and a commit object written, the branch moved (with its reflog and
+// HEAD's) and the index replaced, in git's order and under git's locks.
+// ok is false when git must commit (nothing has been written then); hash
+// is "" when there was nothing to commit.
+func (g *Git) commitInProcess(ctx context.Context, message string) (hash string, ok bool, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	base, plain := g.plain(ctx)
+	if !plain || g.index == "" {
+		return "", false, nil
+	}
+	c := g.conf
+	if c.bool("commit.gpgsign", false) || c.values["commit.cleanup"] != "" ||
+		!strings.EqualFold(cmp.Or(c.values["i18n.commitencoding"], "utf-8"), "utf-8") ||
+		cmp.Or(c.values["extensions.refstorage"], "files") != "files" {
+		return "", false, nil
+	}
+	env := environ(g.Env)
+	for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_REFLOG_ACTION"} {
+		if envValue(env, k) != "" {
+			return "", false, nil
+		}
+	}
+	if g.hooksPresent(c) {
+		return "", false, nil
+	}
+	msg := cleanMessage(message)
+	if msg == "" {
+		return "", false, nil // git says why it refuses an empty message
+	}
+	branch, parent := g.headBranch()
+	if branch == "" || parent == "" {
+		return "", false, nil
+	}
+	objects := filepath.Join(g.commonDir, "objects")
+	parentTree := looseCommitTree(objects, parent)
+	if parentTree == "" {
+		return "", false, nil
+	}
+	if c.author == "" {
+		if !g.readIdents(ctx, c) {
+			return "", false, nil
+		}
+	}
+
+	idx, err := readIndex(g.index)
+	if err != nil {
+		return "", false, nil //nolint:nilerr // git reads it, or says what is wrong
+	}
+	read := stampOf(g.index)
+	store := objectStore{dir: objects}
+	s, err := scanWorkTree(g.Root, idx, store, base)
+	if errors.Is(err, errUnplain) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	root, err := store.writeTrees(s.entries)
+	if err != nil {
+		return "", false, err
+	}
+	tree := fmt.Sprintf("%x", root.id)
+	// The index is written before the branch moves, as git add does
+	// before git commit: killed in between, the work is staged and the
+	// next commit takes it. The lock is held only to write it, after a
+	// check that nobody wrote the index since it was read (a git the user
+	// ran): a kill -9 leaves no lock behind but in that instant.
+	writeIndex := func() (bool, error) {
+		lock, err := lockFile(g.index, false)
+		if err != nil {
+			return false, nil //nolint:nilerr // someone's git holds the index: git says so
+		}
+		if stampOf(g.index) != read {
+			_ = lock.Close()
+			_ = os.Remove(lock.Name())
+			return false, nil
+		}
+		data := encodeIndex(idx.version, s.entries, root, lockTime(lock))
+		return true, writeIndexFile(g.index, data, lock)
+	}
+	if tree == parentTree {
+		// Nothing to commit; what git add -A changed in the index stays.
+		if len(s.changed) > 0 || s.refreshed {
+			wrote, err := writeIndex()
+			return "", wrote, err
+		}
+		return "", true, nil
+	}
+
+	now := time.Now()
+	stamp := strconv.FormatInt(now.Unix(), 10) + " " + now.Format("-0700")
+	var body bytes.Buffer
+	fmt.Fprintf(&body, "tree %s\nparent %s\nauthor %s %s\ncommitter %s %s\n\n%s",
+		tree, parent, c.author, stamp, c.committer, stamp, msg)
+	id, err := store.write("commit", body.Bytes())
+	if err != nil {
+		return "", false, err
+	}
+	if wrote, err := writeIndex(); !wrote || err != nil {
+		return "", false, err
+	}
+	hash = fmt.Sprintf("%x", id)
+	subject, _, _ := strings.Cut(msg, "\n")
+	if err := g.moveBranch(branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
+		if errors.Is(err, errUnplain) {
+			return "", false, nil // git commits what is staged now
+		}
+		return "", false, err
+	}
+	return hash, true, nil
+}
+
+// hooksPresent reports whether a hook a commit runs is installed.
+func (g *Git) hooksPresent(c *gitConfig) bool {
+	dir := filepath.Join(g.commonDir, "hooks")
+	if p := c.values["core.hookspath"]; p != "" {
+		dir = absIn(g.Root, p)
+	}
+	// The hooks git commit runs, or that watch what it writes.
+	for _, h := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+		"reference-transaction", "post-index-change"} {
+		if info, err := os.Stat(filepath.Join(dir, h)); err == nil && info.Mode()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readIdents asks git who commits (its rules for user.name, user.email,
+// the environment and the host are its own), author and committer side
+// by side; false when it cannot say.
+func (g *Git) readIdents(ctx context.Context, c *gitConfig) bool {
+	var author, committer string
+	var wg sync.WaitGroup
+	wg.Go(func() { author = g.ident(ctx, "GIT_AUTHOR_IDENT") })
+	committer = g.ident(ctx, "GIT_COMMITTER_IDENT")
+	wg.Wait()
+	if author == "" || committer == "" {
+		return false
+	}
+	c.author, c.committer = author, committer
+	return true
+}
+
+// ident is git var's "Name <email>" for name, without its time; "" when
+// git cannot say.
+func (g *Git) ident(ctx context.Context, name string) string {
+	out, err := g.run(ctx, nil, "var", name)
+	if err != nil {
+		return ""
+	}
+	// "Name <email> 1700000000 +0000": the time is the commit's own.
+	f := strings.TrimSpace(out)
+	for range 2 {
+		if i := strings.LastIndexByte(f, ' '); i > 0 {
+			f = f[:i]
+		}
+	}
+	if !strings.HasSuffix(f, ">") {
+		return ""
+	}
+	return f
+}
+
+// headBranch returns the branch HEAD names (refs/heads/...) and the commit
+// it is at, or "" when HEAD is detached, unborn, or not in files git's
+// files backend keeps.
+func (g *Git) headBranch() (ref, commit string) {
+	head, err := os.ReadFile(filepath.Join(g.gitDir, "HEAD"))
+	if err != nil {
+		return "", ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if !ok || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+		return "", ""
+	}
+	return ref, g.readRef(ref)
+}
+
+// readRef reads a branch from its loose file or packed-refs.
+func (g *Git) readRef(ref string) string {
+	if b, err := os.ReadFile(filepath.Join(g.commonDir, filepath.FromSlash(ref))); err == nil {
+		return objectID(strings.TrimSpace(string(b)))
+	}
+	b, err := os.ReadFile(filepath.Join(g.commonDir, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return objectID(id)
+		}
+	}
+	return ""
+}
+
+// moveBranch points ref at commit next if it is still at old, through
+// ref.lock as git does, and appends to the branch's and HEAD's reflogs.
+func (g *Git) moveBranch(ref, old, next, who, msg string, c *gitConfig) error {
+	path := filepath.Join(g.commonDir, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	lock, err := lockFile(path, false)
+	if err != nil {
+		return err
+	}
+	name := lock.Name()
+	_, err = lock.WriteString(next + "\n")
+	if cerr := lock.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && g.readRef(ref) != old {
+		err = fmt.Errorf("%w: %s moved", errUnplain, ref)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return err
+	}
+	if !c.bool("core.logallrefupdates", true) {
+		return nil
+	}
+	// A failed reflog write does not undo the commit, as with git.
+	line := old + " " + next + " " + who + "\t" + strings.Join(strings.Fields(msg), " ") + "\n"
+	for _, p := range []string{filepath.Join(g.commonDir, "logs", filepath.FromSlash(ref)), filepath.Join(g.gitDir, "logs", "HEAD")} {
+		_ = appendLine(p, line)
+	}
+	return nil
+}
+
+// appendLine appends one line to a file, creating it and its directory.
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// cleanMessage is git commit -m's cleanup (whitespace mode): trailing
+// whitespace off every line, runs of empty lines made one, none at the
+// start or end, and a final newline.
+func cleanMessage(m string) string {
+	var out []string
+	blank := false
+	for line := range strings.SplitSeq(m, "\n") {
+		line = strings.TrimRight(line, " \t\r\v\f")
+		if line == "" {
+			blank = len(out) > 0
+			continue
+		}
+		if blank {
+			out = append(out, "")
+			blank = false
+		}
+		out = append(out, line)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\n") + "\n"
+}

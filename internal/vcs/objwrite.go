@@ -1,0 +1,152 @@
+package vcs
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1" //nolint:gosec // git's object ids are SHA-1
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// objectStore writes loose objects into a repository's objects directory
+// as git does: zlib at core.looseCompression's default (fastest), a
+// temporary file in the fan-out directory renamed into place, read-only,
+// and nothing written for an object that is there already.
+type objectStore struct {
+	dir string // .git/objects
+}
+
+// hashObject is the id of an object of type kind with content data.
+func hashObject(kind string, data []byte) [sha1.Size]byte {
+	h := sha1.New() //nolint:gosec // git's object ids
+	h.Write([]byte(kind + " " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	var id [sha1.Size]byte
+	h.Sum(id[:0])
+	return id
+}
+
+// path is where the loose object id lives.
+func (s objectStore) path(id [sha1.Size]byte) string {
+	h := hex.EncodeToString(id[:])
+	return filepath.Join(s.dir, h[:2], h[2:])
+}
+
+// has reports whether id is a loose object of the store. A packed object
+// reads as missing, and is written again loose: harmless, as git does when
+// it cannot tell.
+func (s objectStore) has(id [sha1.Size]byte) bool {
+	_, err := os.Lstat(s.path(id))
+	return err == nil
+}
+
+// write stores an object of type kind with content data and returns its
+// id.
+func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
+	id := hashObject(kind, data)
+	if s.has(id) {
+		return id, nil
+	}
+	var z bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	if err != nil {
+		return id, err
+	}
+	_, _ = zw.Write([]byte(kind + " " + strconv.Itoa(len(data)) + "\x00"))
+	_, _ = zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return id, err
+	}
+	dst := s.path(id)
+	dir := filepath.Dir(dst)
+	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.Mkdir(dir, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+			tmp, err = os.CreateTemp(dir, "tmp_obj_")
+		}
+	}
+	if err != nil {
+		return id, err
+	}
+	_, err = tmp.Write(z.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o444)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return id, err
+}
+
+// treeNode is a directory of the index being made into tree objects.
+type treeNode struct {
+	id [sha1.Size]byte
+	// count is the number of index entries under the directory, for the
+	// cache-tree extension.
+	count    int
+	subtrees []namedTree
+}
+
+type namedTree struct {
+	name string
+	node *treeNode
+}
+
+// writeTrees writes the tree objects for entries (sorted by name, as the
+// index keeps them) and returns the root. Sorted index order is git's
+// tree order: a directory sorts as its name followed by a slash.
+func (s objectStore) writeTrees(entries []indexEntry) (*treeNode, error) {
+	root, rest, err := s.writeTree(entries, "")
+	if err == nil && len(rest) != 0 {
+		err = errors.New("index entries out of order")
+	}
+	return root, err
+}
+
+// writeTree writes the tree of the directory prefix (with its trailing
+// slash, "" for the top) from the entries at the start of entries that
+// are under it, and returns the entries after them.
+func (s objectStore) writeTree(entries []indexEntry, prefix string) (*treeNode, []indexEntry, error) {
+	n := &treeNode{}
+	var body []byte
+	for len(entries) > 0 && strings.HasPrefix(entries[0].name, prefix) {
+		e := entries[0]
+		rel := e.name[len(prefix):]
+		dir, _, isDir := strings.Cut(rel, "/")
+		if !isDir {
+			body = strconv.AppendUint(body, uint64(e.mode), 8)
+			body = append(body, ' ')
+			body = append(body, rel...)
+			body = append(body, 0)
+			body = append(body, e.oid[:]...)
+			n.count++
+			entries = entries[1:]
+			continue
+		}
+		sub, rest, err := s.writeTree(entries, prefix+dir+"/")
+		if err != nil {
+			return nil, nil, err
+		}
+		body = append(body, "40000 "...)
+		body = append(body, dir...)
+		body = append(body, 0)
+		body = append(body, sub.id[:]...)
+		n.count += sub.count
+		n.subtrees = append(n.subtrees, namedTree{dir, sub})
+		entries = rest
+	}
+	id, err := s.write("tree", body)
+	n.id = id
+	return n, entries, err
+}
