@@ -25,6 +25,24 @@ import (
 // private index is read as it is, so the diff needs no tree written first
 // and may run beside Seen, though not beside a look.
 func (g *Git) Diff(ctx context.Context, from, to string, exclude []string) ([]byte, error) {
+	if to == "" {
+		g.mu.Lock()
+		to = g.tree // written since the last look: a tree like any other
+		g.mu.Unlock()
+		if to == "" {
+			// No tree written since the last look: git reads the
+			// private index as it is.
+			return g.diffGit(ctx, from, "", exclude)
+		}
+	}
+	if b, err := g.diffInProcess(from, to, exclude); err == nil {
+		return b, nil
+	}
+	return g.diffGit(ctx, from, to, exclude)
+}
+
+// diffGit is Diff by a git process.
+func (g *Git) diffGit(ctx context.Context, from, to string, exclude []string) ([]byte, error) {
 	flags := []string{"--no-color", "--no-renames", "--no-ext-diff", "--no-textconv",
 		"--src-prefix=a/", "--dst-prefix=b/", "-U3"}
 	var args, env []string
@@ -53,6 +71,14 @@ func (g *Git) Diff(ctx context.Context, from, to string, exclude []string) ([]by
 // working tree, with slashes) in tree, in one `git cat-file --batch`; a
 // path that is not a file there is missing from the map.
 func (g *Git) Files(ctx context.Context, tree string, paths []string) (map[string][]byte, error) {
+	if out, err := g.filesInProcess(tree, paths); err == nil {
+		return out, nil
+	}
+	return g.filesGit(ctx, tree, paths)
+}
+
+// filesGit is Files by a git process.
+func (g *Git) filesGit(ctx context.Context, tree string, paths []string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var in bytes.Buffer
 	var asked []string

@@ -1,0 +1,166 @@
+package vcs
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// errCannot says an object cannot be read in process: it is not a loose
+// object (packed, or in an alternate), it does not parse, or the
+// repository is one whose objects git would read differently (replace
+// refs, SHA-256). The caller asks git instead.
+var errCannot = errors.New("not readable in process")
+
+// maxObject bounds what is read in process: a larger blob goes through git
+// (and its diff too), so a huge file costs no more memory than before.
+const maxObject = 1 << 20
+
+// looseObjects reads the loose objects of one SHA-1 repository. It
+// verifies nothing it cannot read cheaply: the id names the file, and
+// git itself wrote it.
+type looseObjects struct {
+	dir string // the objects directory
+}
+
+// looseStore returns the objects directory of g to read in process, or
+// false when the repository's objects cannot be vouched for: moved by the
+// environment, replaced by refs/replace, or other than SHA-1.
+func (g *Git) looseStore() (looseObjects, bool) {
+	if g.objectsMoved() {
+		return looseObjects{}, false
+	}
+	for _, kv := range environ(g.Env) {
+		if len(kv) > len("GIT_REPLACE_REF_BASE=") && kv[:len("GIT_REPLACE_REF_BASE=")] == "GIT_REPLACE_REF_BASE=" {
+			return looseObjects{}, false
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(g.commonDir, "refs", "replace")); err == nil && len(entries) > 0 {
+		return looseObjects{}, false
+	}
+	if b, err := os.ReadFile(filepath.Join(g.commonDir, "packed-refs")); err == nil &&
+		bytes.Contains(b, []byte(" refs/replace/")) {
+		return looseObjects{}, false
+	}
+	return looseObjects{dir: filepath.Join(g.commonDir, "objects")}, true
+}
+
+// read returns the type and content of the loose object id (40 hex
+// digits), refusing one larger than maxObject.
+func (s looseObjects) read(id string) (string, []byte, error) {
+	if len(id) != 40 || objectID(id) == "" {
+		return "", nil, errCannot
+	}
+	f, err := os.Open(filepath.Join(s.dir, id[:2], id[2:]))
+	if err != nil {
+		return "", nil, errCannot
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return "", nil, errCannot
+	}
+	defer z.Close()
+	// "TYPE SIZE\x00": the longest type is "commit", a size 20 digits.
+	var head [32]byte
+	n, err := io.ReadFull(z, head[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", nil, errCannot
+	}
+	typ, size, rest, ok := parseObjectHeader(head[:n])
+	if !ok || size > maxObject {
+		return "", nil, errCannot
+	}
+	body := make([]byte, size)
+	copied := copy(body, rest)
+	if copied < len(rest) {
+		return "", nil, errCannot // more content than the header says
+	}
+	if _, err := io.ReadFull(z, body[copied:]); err != nil {
+		return "", nil, errCannot
+	}
+	return typ, body, nil
+}
+
+// parseObjectHeader reads "TYPE SIZE\x00" at the start of b.
+func parseObjectHeader(b []byte) (typ string, size int, rest []byte, ok bool) {
+	header, rest, ok := bytes.Cut(b, []byte{0})
+	if !ok {
+		return "", 0, nil, false
+	}
+	t, n, ok := bytes.Cut(header, []byte{' '})
+	if !ok {
+		return "", 0, nil, false
+	}
+	switch string(t) {
+	case "blob", "tree", "commit", "tag":
+	default:
+		return "", 0, nil, false
+	}
+	size, err := strconv.Atoi(string(n))
+	if err != nil || size < 0 || (len(n) > 1 && n[0] == '0') {
+		return "", 0, nil, false
+	}
+	return string(t), size, rest, true
+}
+
+// treeEntry is one entry of a tree object.
+type treeEntry struct {
+	mode string // as git writes it: "100644", "100755", "120000", "40000", "160000"
+	name string
+	id   string // 40 hex digits
+}
+
+// parseTree reads a SHA-1 tree object's content: "MODE NAME\x00" and 20
+// bytes of id per entry.
+func parseTree(b []byte) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(b) > 0 {
+		header, rest, ok := bytes.Cut(b, []byte{0})
+		if !ok || len(rest) < 20 {
+			return nil, errCannot
+		}
+		mode, name, ok := bytes.Cut(header, []byte{' '})
+		if !ok || len(name) == 0 || !validMode(mode) || bytes.IndexByte(name, '/') >= 0 ||
+			string(name) == "." || string(name) == ".." {
+			return nil, errCannot
+		}
+		out = append(out, treeEntry{mode: string(mode), name: string(name), id: hex.EncodeToString(rest[:20])})
+		b = rest[20:]
+	}
+	return out, nil
+}
+
+// validMode reports whether git writes mode in a tree it makes today.
+func validMode(mode []byte) bool {
+	switch string(mode) {
+	case "100644", "100755", "120000", "40000", "160000":
+		return true
+	}
+	return false
+}
+
+// fileEntry is a file of a tree, by its path.
+type fileEntry struct {
+	mode, id string
+}
+
+// maxDepth bounds the nesting of trees read.
+const maxDepth = 256
+
+// blob reads the blob id.
+func (s looseObjects) blob(id string) ([]byte, error) {
+	typ, body, err := s.read(id)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "blob" {
+		return nil, errCannot
+	}
+	return body, nil
+}
