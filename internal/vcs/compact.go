@@ -16,7 +16,7 @@ type xfile struct {
 }
 
 func (f *xfile) isChanged(i int) bool { return f.changed[i+1] }
-func (f *xfile) set(i int, v bool)     { f.changed[i+1] = v }
+func (f *xfile) set(i int, v bool)    { f.changed[i+1] = v }
 
 // group is a run of changed lines [start, end) in one file; an empty one
 // sits between two unchanged lines.
@@ -152,19 +152,19 @@ func compact(f, o *xfile) {
 
 // The indent heuristic's weights, git's own.
 const (
-	maxIndent                      = 200
-	maxBlanks                      = 20
-	startOfFilePenalty             = 1
-	endOfFilePenalty               = 21
-	totalBlankWeight               = -30
-	postBlankWeight                = 6
-	relativeIndentPenalty          = -4
-	relativeIndentWithBlankPenalty = 10
-	relativeOutdentPenalty         = 24
+	maxIndent                       = 200
+	maxBlanks                       = 20
+	startOfFilePenalty              = 1
+	endOfFilePenalty                = 21
+	totalBlankWeight                = -30
+	postBlankWeight                 = 6
+	relativeIndentPenalty           = -4
+	relativeIndentWithBlankPenalty  = 10
+	relativeOutdentPenalty          = 24
 	relativeOutdentWithBlankPenalty = 17
-	relativeDedentPenalty          = 23
-	relativeDedentWithBlankPenalty = 17
-	indentWeight                   = 60
+	relativeDedentPenalty           = 23
+	relativeDedentWithBlankPenalty  = 17
+	indentWeight                    = 60
 )
 
 // splitMeasure describes the place between two lines where a group

@@ -124,7 +124,7 @@ func (s looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA bo
 // without its object.
 func (s looseObjects) blobOrEmpty(id string) ([]byte, error) {
 	if id == emptyBlob {
-		return nil, nil
+		return []byte{}, nil
 	}
 	return s.blob(id)
 }
