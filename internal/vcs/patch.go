@@ -31,7 +31,7 @@ const contextLines = 3
 // in process, for paths keep accepts; errCannot when some file needs git
 // (a submodule, a type change, a name git would quote, an object not
 // loose or too large).
-func (s looseObjects) treePatch(from, to map[string]fileEntry, keep func(string) bool) ([]byte, error) {
+func (s *looseObjects) treePatch(from, to map[string]fileEntry, keep func(string) bool) ([]byte, error) {
 	paths := make([]string, 0, len(from)+len(to))
 	for p, a := range from {
 		if b, ok := to[p]; (!ok || a != b) && keep(p) {
@@ -58,7 +58,7 @@ func (s looseObjects) treePatch(from, to map[string]fileEntry, keep func(string)
 }
 
 // filePatch writes one file's part of the patch.
-func (s looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA bool, b fileEntry, inB bool) error {
+func (s *looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA bool, b fileEntry, inB bool) error {
 	if needsQuoting(p) || a.mode == "160000" || b.mode == "160000" {
 		return errCannot
 	}
@@ -122,7 +122,7 @@ func (s looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA bo
 
 // blobOrEmpty reads a blob, the empty one included, which git knows
 // without its object.
-func (s looseObjects) blobOrEmpty(id string) ([]byte, error) {
+func (s *looseObjects) blobOrEmpty(id string) ([]byte, error) {
 	if id == emptyBlob {
 		return []byte{}, nil
 	}

@@ -86,7 +86,7 @@ func (g *Git) attributesOutside() bool {
 
 // rootTree is the tree id that id names: id itself for a tree, a
 // commit's tree.
-func (s looseObjects) rootTree(id string) (string, error) {
+func (s *looseObjects) rootTree(id string) (string, error) {
 	if id == emptyTree {
 		return id, nil
 	}
@@ -109,7 +109,7 @@ func (s looseObjects) rootTree(id string) (string, error) {
 }
 
 // entries reads tree id's entries ("" or the empty tree: none).
-func (s looseObjects) entries(id string) ([]treeEntry, error) {
+func (s *looseObjects) entries(id string) ([]treeEntry, error) {
 	if id == "" || id == emptyTree {
 		return nil, nil
 	}
@@ -128,7 +128,7 @@ func (s looseObjects) entries(id string) ([]treeEntry, error) {
 // files that differ go into from and to. A directory that holds a
 // .gitattributes on either side makes it errCannot, as the attributes
 // would apply to the files that changed in it.
-func (s looseObjects) changedFiles(from, to map[string]fileEntry, prefix, a, b string, depth int) error {
+func (s *looseObjects) changedFiles(from, to map[string]fileEntry, prefix, a, b string, depth int) error {
 	if a == b {
 		return nil
 	}
@@ -218,7 +218,7 @@ func (g *Git) filesInProcess(tree string, paths []string) (map[string][]byte, er
 
 // lookup finds the entry p (a clean slash path) names in tree root,
 // keeping the trees it reads in dirs for the next path.
-func (s looseObjects) lookup(dirs map[string][]treeEntry, root, p string) (treeEntry, bool, error) {
+func (s *looseObjects) lookup(dirs map[string][]treeEntry, root, p string) (treeEntry, bool, error) {
 	id, dir := root, ""
 	parts := strings.Split(p, "/")
 	for i, name := range parts {

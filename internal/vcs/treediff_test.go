@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/guard"
 )
 
@@ -125,7 +126,7 @@ func TestThree`, 1)}},
 }
 
 // setTree makes the working tree hold exactly files (besides .git).
-func setTree(t *testing.T, dir string, files map[string]string) {
+func setTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -346,4 +347,51 @@ func FuzzParseTree(f *testing.F) {
 			t.Errorf("parseTree(%q) reads back as %q", b, back.Bytes())
 		}
 	})
+}
+
+// benchTrees makes a repository with a typical change between two trees:
+// one source file and its test edited among a few dozen files.
+func benchTrees(b *testing.B) (*Git, string, string) {
+	dir := b.TempDir()
+	gittest.Git(b, dir, "init", "-q")
+	g, err := Open(b.Context(), dir, gittest.Env(dir))
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := map[string]string{}
+	for i := range 40 {
+		files[fmt.Sprintf("pkg%d/file%d.go", i%5, i)] = "package p\n\n" + numbered(200)
+	}
+	files["pkg0/a_test.go"] = goTest
+	setTree(b, dir, files)
+	from, err := g.Snapshot(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	files["pkg0/file0.go"] = "package p\n\n" + replaceLines(numbered(200), map[int]string{50: "changed\n", 120: "more\nlines\n"})
+	files["pkg0/a_test.go"] = strings.Replace(goTest, "func TestThree", "func TestFour(t *testing.T) {}\n\nfunc TestThree", 1)
+	setTree(b, dir, files)
+	to, err := g.Snapshot(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g, from, to
+}
+
+func BenchmarkDiffInProcess(b *testing.B) {
+	g, from, to := benchTrees(b)
+	for b.Loop() {
+		if _, err := g.diffInProcess(from, to, []string{"plan.md"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDiffGit(b *testing.B) {
+	g, from, to := benchTrees(b)
+	for b.Loop() {
+		if _, err := g.diffGit(b.Context(), from, to, []string{"plan.md"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
