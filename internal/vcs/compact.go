@@ -41,15 +41,15 @@ func (f *xfile) next(g *xgroup) bool {
 	return true
 }
 
-// previous moves to the previous group; false at the start of the file.
-func (f *xfile) previous(g *xgroup) bool {
+// previous moves to the previous group; at the start of the file it
+// stays (the other file's group, kept in step, never gets there first).
+func (f *xfile) previous(g *xgroup) {
 	if g.start == 0 {
-		return false
+		return
 	}
 	g.end = g.start - 1
 	for g.start = g.end; f.isChanged(g.start - 1); g.start-- {
 	}
-	return true
 }
 
 // slideDown moves g one line down when the line after it equals its

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,6 +208,96 @@ func TestDiffInProcessMatchesGit(t *testing.T) {
 	}
 }
 
+// TestDiffInProcessRandomEdits: on seeded random edits of Go test files
+// (lines inserted, removed and replaced by lines of the same files) the
+// in-process patch names the same files with the same headers as git's,
+// and the guard finds the same in both. Where two minimal line diffs tie,
+// the Myers diff here and git's xdiff may choose differently, so bytes
+// are compared only to log how often that happens.
+func TestDiffInProcessRandomEdits(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	material := strings.SplitAfter(goTest+numbered(10)+"}\n\n\t}\n", "\n")
+	before, after := map[string]string{}, map[string]string{}
+	for i := range 100 {
+		lines := strings.SplitAfter(goTest, "\n")
+		lines = lines[:len(lines)-1] // the empty string after the last newline
+		before[fmt.Sprintf("p/f%02d_test.go", i)] = strings.Join(lines, "")
+		for range 1 + r.IntN(8) {
+			at := r.IntN(len(lines) + 1)
+			switch r.IntN(3) {
+			case 0:
+				var ins []string
+				for range 1 + r.IntN(4) {
+					ins = append(ins, material[r.IntN(len(material))])
+				}
+				lines = slices.Insert(lines, at, ins...)
+			case 1:
+				if at < len(lines) {
+					lines = slices.Delete(lines, at, min(len(lines), at+1+r.IntN(4)))
+				}
+			default:
+				if at < len(lines) {
+					lines[at] = material[r.IntN(len(material))]
+				}
+			}
+		}
+		after[fmt.Sprintf("p/f%02d_test.go", i)] = strings.Join(lines, "")
+	}
+	setTree(t, dir, before)
+	from, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setTree(t, dir, after)
+	to, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.diffInProcess(from, to, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.diffGit(ctx, from, to, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := func(b []byte) []string {
+		var out []string
+		for l := range strings.SplitSeq(string(b), "\n") {
+			if strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "index ") ||
+				strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if d := cmp.Diff(headers(want), headers(got)); d != "" {
+		t.Errorf("file headers (-git +in process):\n%s", d)
+	}
+	wantF, err := guard.Check(want, guard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotF, err := guard.Check(got, guard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(wantF, gotF); d != "" {
+		t.Errorf("guard findings (-git +in process):\n%s", d)
+	}
+	differ := 0
+	gotFiles := strings.Split(string(got), "\ndiff --git ")
+	for i, w := range strings.Split(string(want), "\ndiff --git ") {
+		if i >= len(gotFiles) || gotFiles[i] != w {
+			differ++
+		}
+	}
+	t.Logf("%d of %d files' patches differ from git's byte for byte; %d findings", differ, len(after), len(wantF))
+}
+
 // TestDiffAgainstTheLook: Diff to "" uses the tree the last look wrote,
 // and before any is written goes through the private index; both are
 // git's patch.
@@ -352,6 +444,7 @@ func FuzzParseTree(f *testing.F) {
 // benchTrees makes a repository with a typical change between two trees:
 // one source file and its test edited among a few dozen files.
 func benchTrees(b *testing.B) (*Git, string, string) {
+	b.Helper()
 	dir := b.TempDir()
 	gittest.Git(b, dir, "init", "-q")
 	g, err := Open(b.Context(), dir, gittest.Env(dir))
