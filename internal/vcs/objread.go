@@ -3,12 +3,15 @@ package vcs
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // errCannot says an object cannot be read in process: it is not a loose
@@ -32,6 +35,49 @@ type looseObjects struct {
 	raw bytes.Reader
 	// trees keeps the trees read, which a caller may ask for twice.
 	trees map[string][]byte
+	// abbrev is how many hex digits an abbreviated id has; 0 until asked.
+	abbrev int
+}
+
+// abbrevLen is git's automatic abbreviation length (core.abbrev unset):
+// one hex digit per two bits of the packed object count, seven at least.
+// git reads the count from the pack indexes as here, loose objects left
+// out. It also lengthens an abbreviation that would be ambiguous, which
+// is not checked here: a clash of seven or more digits is rare, and it
+// changes only an index line, which the guard does not read.
+func (s *looseObjects) abbrevLen() int {
+	if s.abbrev > 0 {
+		return s.abbrev
+	}
+	count := uint64(0)
+	packs, _ := os.ReadDir(filepath.Join(s.dir, "pack"))
+	for _, e := range packs {
+		if strings.HasSuffix(e.Name(), ".idx") {
+			count += packIndexCount(filepath.Join(s.dir, "pack", e.Name()))
+		}
+	}
+	s.abbrev = max(7, (bits.Len64(count)+1)/2)
+	return s.abbrev
+}
+
+// packIndexCount reads how many objects a pack index lists: the last
+// entry of its fan-out table (after the version 2 header, or at the start
+// of a version 1 index); 0 when it does not read.
+func packIndexCount(name string) uint64 {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [8 + 256*4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return 0
+	}
+	fanout := b[:256*4]
+	if bytes.Equal(b[:4], []byte{0xff, 't', 'O', 'c'}) {
+		fanout = b[8:]
+	}
+	return uint64(binary.BigEndian.Uint32(fanout[255*4:]))
 }
 
 // looseStore returns the objects directory of g to read in process, or

@@ -15,11 +15,6 @@ const (
 	nullID    = "0000000000000000000000000000000000000000"
 )
 
-// abbrev is how many hex digits of an id the index line shows: git's
-// default for a repository of fewer than some ten thousand objects.
-// Only the index lines depend on it, and the guard does not read them.
-const abbrev = 7
-
 // binaryProbe is how much of a file git looks at for a NUL byte to call
 // it binary.
 const binaryProbe = 8000
@@ -91,7 +86,8 @@ func (s *looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA b
 	if a.id == b.id {
 		return nil // the mode alone changed
 	}
-	out.WriteString("index " + a.id[:abbrev] + ".." + b.id[:abbrev])
+	n := s.abbrevLen()
+	out.WriteString("index " + a.id[:n] + ".." + b.id[:n])
 	if inA && inB && a.mode == b.mode {
 		out.WriteString(" " + a.mode)
 	}

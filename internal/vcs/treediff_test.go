@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -485,6 +486,44 @@ func BenchmarkDiffGit(b *testing.B) {
 	for b.Loop() {
 		if _, err := g.diffGit(b.Context(), from, to, []string{"plan.md"}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAbbrevLen: the index lines abbreviate ids as git does by default,
+// one more digit past 2^14 packed objects, whatever the index version.
+func TestAbbrevLen(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		counts []uint32
+		v2     bool
+		want   int
+	}{
+		{nil, true, 7},
+		{[]uint32{16383}, true, 7},
+		{[]uint32{16384}, true, 8},
+		{[]uint32{10000, 7000}, false, 8},
+		{[]uint32{1 << 20}, true, 11},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range c.counts {
+			var idx []byte
+			if c.v2 {
+				idx = append(idx, 0xff, 't', 'O', 'c', 0, 0, 0, 2)
+			}
+			idx = append(idx, make([]byte, 255*4)...)
+			idx = binary.BigEndian.AppendUint32(idx, n)
+			idx = append(idx, make([]byte, 20)...) // the first id
+			if err := os.WriteFile(filepath.Join(dir, "pack", fmt.Sprintf("pack-%d.idx", i)), idx, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := &looseObjects{dir: dir}
+		if got := s.abbrevLen(); got != c.want {
+			t.Errorf("abbrevLen with packs of %v objects = %d, want %d", c.counts, got, c.want)
 		}
 	}
 }
