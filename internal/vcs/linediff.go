@@ -26,25 +26,45 @@ func lineChanges(a, b []string) []change {
 		return out
 	}
 	ra, rb := encode(a), encode(b)
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0 // deterministic: never cut short by the clock
-
 	changedA := make([]bool, len(a)+2) // one sentinel either side, as xdiff
 	changedB := make([]bool, len(b)+2)
+
+	// As xdiff does before its Myers: the common ends are left out, and
+	// so are lines with no match in the other file (changed whatever the
+	// diff says) and runs of lines with too many matches among them.
+	start := 0
+	for start < len(ra) && start < len(rb) && ra[start] == rb[start] {
+		start++
+	}
+	endA, endB := len(ra), len(rb)
+	for endA > start && endB > start && ra[endA-1] == rb[endB-1] {
+		endA, endB = endA-1, endB-1
+	}
+	keptA, keptB := discard(ra, rb, start, endA, changedA), discard(rb, ra, start, endB, changedB)
+	seqA, seqB := make([]rune, len(keptA)), make([]rune, len(keptB))
+	for k, i := range keptA {
+		seqA[k] = ra[i]
+	}
+	for k, j := range keptB {
+		seqB[k] = rb[j]
+	}
+
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // deterministic: never cut short by the clock
 	i, j := 0, 0
-	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+	for _, d := range dmp.DiffMainRunes(seqA, seqB, false) {
 		n := utf8.RuneCountInString(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:
 			i, j = i+n, j+n
 		case diffmatchpatch.DiffDelete:
 			for range n {
-				changedA[1+i] = true
+				changedA[1+keptA[i]] = true
 				i++
 			}
 		case diffmatchpatch.DiffInsert:
 			for range n {
-				changedB[1+j] = true
+				changedB[1+keptB[j]] = true
 				j++
 			}
 		}
@@ -79,4 +99,85 @@ func lineRune(n int) rune {
 		n += 0x800
 	}
 	return rune(n)
+}
+
+// xdiff's limits for lines with many matches (xdiffi.c, xprepare.c).
+const (
+	maxEqLimit    = 1024
+	simscanWindow = 100
+	kpdisRun      = 4
+)
+
+// discard is xdiff's xdl_cleanup_records for one side: of the lines
+// [start, end) of f, those with no match in o are marked changed, and so
+// are those with many matches that sit among such lines; it returns the
+// rest, which the line diff compares.
+func discard(f, o []rune, start, end int, changed []bool) []int {
+	inOther := map[rune]int{}
+	for _, r := range o {
+		inOther[r]++
+	}
+	limit := min(bogoSqrt(len(f)), maxEqLimit)
+	kind := make([]byte, len(f)) // 0: no match, 1: kept, 2: many matches
+	for i := start; i < end; i++ {
+		switch n := inOther[f[i]]; {
+		case n == 0:
+		case n >= limit:
+			kind[i] = 2
+		default:
+			kind[i] = 1
+		}
+	}
+	var kept []int
+	for i := start; i < end; i++ {
+		if kind[i] == 1 || (kind[i] == 2 && !manyAmongNone(kind, i, start, end-1)) {
+			kept = append(kept, i)
+		} else {
+			changed[1+i] = true
+		}
+	}
+	return kept
+}
+
+// bogoSqrt is xdiff's rough square root.
+func bogoSqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
+	}
+	return i
+}
+
+// manyAmongNone is xdiff's xdl_clean_mmatch: line i, one with many
+// matches, is discarded when the lines around it (within [s, e]) are
+// mostly lines with no match at all.
+func manyAmongNone(kind []byte, i, s, e int) bool {
+	s, e = max(s, i-simscanWindow), min(e, i+simscanWindow)
+	none0, many0 := 0, 1
+	for r := 1; i-r >= s; r++ {
+		if kind[i-r] == 0 {
+			none0++
+		} else if kind[i-r] == 2 {
+			many0++
+		} else {
+			break
+		}
+	}
+	if none0 == 0 {
+		return false
+	}
+	none1, many1 := 0, 1
+	for r := 1; i+r <= e; r++ {
+		if kind[i+r] == 0 {
+			none1++
+		} else if kind[i+r] == 2 {
+			many1++
+		} else {
+			break
+		}
+	}
+	if none1 == 0 {
+		return false
+	}
+	return (many0+many1)*kpdisRun < many0+many1+none0+none1
 }

@@ -1,6 +1,7 @@
 package vcs
 
 import (
+	"bytes"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,7 +25,8 @@ func (g *Git) plainDiff() bool { return true }
 
 // diffInProcess is Diff between two trees (or commits) read in process.
 func (g *Git) diffInProcess(from, to string, exclude []string) ([]byte, error) {
-	if !g.plainDiff() || g.attributesOutside() {
+	if !g.plainDiff() || g.attributesOutside() || lookupEnv(environ(g.Env), "GIT_DIFF_OPTS") != "" {
+		// GIT_DIFF_OPTS changes the context even against -U3.
 		return nil, errCannot
 	}
 	s, ok := g.looseStore()
@@ -65,9 +67,9 @@ func (g *Git) diffInProcess(from, to string, exclude []string) ([]byte, error) {
 	return s.treePatch(fromFiles, toFiles, keep)
 }
 
-// attributesOutside reports whether attributes may apply that no tree
-// holds: the repository's info/attributes, the user's or the system's
-// attributes file.
+// attributesOutside reports whether attributes that change a diff may
+// apply from outside the trees: the repository's info/attributes, the
+// user's or the system's attributes file.
 func (g *Git) attributesOutside() bool {
 	files := []string{filepath.Join(g.commonDir, "info", "attributes"), "/etc/gitattributes"}
 	env := environ(g.Env)
@@ -77,11 +79,20 @@ func (g *Git) attributesOutside() bool {
 		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
 	}
 	for _, f := range files {
-		if _, err := os.Stat(f); err == nil {
+		if b, err := os.ReadFile(f); err == nil && diffAttributes(b) {
 			return true
 		}
 	}
 	return false
+}
+
+// diffAttributes reports whether an attributes file may change what a
+// diff between two trees prints: a diff driver or -diff (binary), a
+// funcname pattern through a driver, or a macro that could say either.
+// End-of-line and text attributes apply to the working tree only.
+func diffAttributes(b []byte) bool {
+	return bytes.Contains(b, []byte("diff")) || bytes.Contains(b, []byte("binary")) ||
+		bytes.Contains(b, []byte("[attr]"))
 }
 
 // rootTree is the tree id that id names: id itself for a tree, a
@@ -126,8 +137,9 @@ func (s *looseObjects) entries(id string) ([]treeEntry, error) {
 // changedFiles walks trees a and b ("" for none) under prefix, as git's
 // diff-tree does: a subtree with the same id on both sides is skipped; the
 // files that differ go into from and to. A directory that holds a
-// .gitattributes on either side makes it errCannot, as the attributes
-// would apply to the files that changed in it.
+// .gitattributes on either side that could change the diff makes it
+// errCannot, as its attributes would apply to the files that changed in
+// it.
 func (s *looseObjects) changedFiles(from, to map[string]fileEntry, prefix, a, b string, depth int) error {
 	if a == b {
 		return nil
@@ -157,7 +169,9 @@ func (s *looseObjects) changedFiles(from, to map[string]fileEntry, prefix, a, b 
 	}
 	for name, p := range byName {
 		if name == ".gitattributes" {
-			return errCannot
+			if err := s.checkAttributes(p.a, p.b); err != nil {
+				return err
+			}
 		}
 		full := path.Join(prefix, name)
 		var subA, subB string
@@ -249,4 +263,25 @@ func (s *looseObjects) lookup(dirs map[string][]treeEntry, root, p string) (tree
 		id, dir = e.id, path.Join(dir, name)
 	}
 	return treeEntry{}, false, nil
+}
+
+// checkAttributes is errCannot when either side of a .gitattributes entry
+// may change the diff (or is not a plain file to read).
+func (s *looseObjects) checkAttributes(sides ...treeEntry) error {
+	for _, e := range sides {
+		if e.mode == "" {
+			continue
+		}
+		if e.mode != "100644" && e.mode != "100755" {
+			return errCannot
+		}
+		b, err := s.blobOrEmpty(e.id)
+		if err != nil {
+			return err
+		}
+		if diffAttributes(b) {
+			return errCannot
+		}
+	}
+	return nil
 }

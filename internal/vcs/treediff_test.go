@@ -125,6 +125,9 @@ func TestThree`, 1)}},
 	{name: "function context", before: map[string]string{"f.c": "int main(void)   \n{\n" + numbered(12) + "}\n" + strings.Repeat("x", 100) + "\n" + numbered(8)}, after: map[string]string{"f.c": "int main(void)   \n{\n" + replaceLines(numbered(12), map[int]string{9: "nine\n"}) + "}\n" + strings.Repeat("x", 100) + "\n" + replaceLines(numbered(8), map[int]string{7: "seven\n"})}},
 	{name: "context carried to the next hunk", before: map[string]string{"f.c": "head\n" + numbered(40)}, after: map[string]string{"f.c": "head\n" + replaceLines(numbered(40), map[int]string{10: "ten\n", 30: "thirty\n"})}},
 	{name: "blank lines slide", before: map[string]string{"s.go": "a\n\nb\n\nc\n"}, after: map[string]string{"s.go": "a\n\nb\n\nx\n\nc\n"}},
+	{name: "attributes that do not change a diff", before: map[string]string{".gitattributes": "* text=auto\n", "a.txt": "a\n"}, after: map[string]string{".gitattributes": "* text=auto eol=lf\n", "a.txt": "b\n"}},
+	{name: "CRLF lines", before: map[string]string{"w.txt": "a\r\nb\r\nc\r\n"}, after: map[string]string{"w.txt": "a\r\nB\r\nc\r\n"}},
+	{name: "a directory excluded", before: map[string]string{"docs/a.md": "a\n", "b.go": "package b\n"}, after: map[string]string{"docs/a.md": "A\n", "docs/new.md": "n\n", "b.go": "package b\n\nvar B int\n"}, exclude: []string{"docs"}},
 	{name: "indented block inserted", before: map[string]string{"i.go": "func f() {\n\tif a {\n\t\tb()\n\t}\n\tif c {\n\t\td()\n\t}\n}\n"}, after: map[string]string{"i.go": "func f() {\n\tif a {\n\t\tb()\n\t}\n\tif e {\n\t\tb()\n\t}\n\tif c {\n\t\td()\n\t}\n}\n"}},
 }
 
@@ -341,9 +344,11 @@ func TestDiffAgainstTheLook(t *testing.T) {
 func TestDiffFallsBack(t *testing.T) {
 	t.Parallel()
 	for name, files := range map[string][2]map[string]string{
-		"attributes":  {{"a.txt": "a\n", ".gitattributes": "*.txt diff=x\n"}, {"a.txt": "b\n", ".gitattributes": "*.txt diff=x\n"}},
-		"quoted name": {{"caf\u00e9": "a\n"}, {"caf\u00e9": "b\n"}},
-		"type change": {{"l": "a\n"}, {"l@l": "a"}},
+		"attributes":           {{"a.txt": "a\n", ".gitattributes": "*.txt diff=x\n"}, {"a.txt": "b\n", ".gitattributes": "*.txt diff=x\n"}},
+		"binary by attributes": {{"a.txt": "a\n"}, {"a.txt": "b\n", "sub/.gitattributes": "x -diff\n"}},
+		"quoted name":          {{"caf\u00e9": "a\n"}, {"caf\u00e9": "b\n"}},
+		"type change":          {{"l": "a\n"}, {"l@l": "a"}},
+		"large file":           {{"big": strings.Repeat("x\n", maxObject/2+1)}, {"big": strings.Repeat("y\n", maxObject/2+1)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -371,6 +376,46 @@ func TestDiffFallsBack(t *testing.T) {
 				t.Errorf("Diff = %q, %v; want git's %q", got, err, want)
 			}
 		})
+	}
+}
+
+// TestDiffFallsBackForSubmodulesAndDiffOpts: a submodule that changed,
+// or GIT_DIFF_OPTS in the environment, leaves the diff to git.
+func TestDiffFallsBackForSubmodulesAndDiffOpts(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, sub, "init", "-q")
+	gittest.Git(t, sub, "commit", "-q", "--allow-empty", "-m", "one")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	from, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, sub, "commit", "-q", "--allow-empty", "-m", "two")
+	write(t, filepath.Join(dir, "a.txt"), "b\n")
+	to, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.diffInProcess(from, to, nil); err == nil {
+		t.Errorf("a submodule change made in process")
+	}
+	if got, err := g.Diff(ctx, from, to, nil); err != nil || !strings.Contains(string(got), "Subproject commit") {
+		t.Errorf("Diff = %q, %v; want git's, with the submodule", got, err)
+	}
+	// Without the submodule's change, it is made in process, unless
+	// GIT_DIFF_OPTS says otherwise.
+	if _, err := g.diffInProcess(from, to, []string{"sub"}); err != nil {
+		t.Errorf("the submodule excluded: %v", err)
+	}
+	opts := &Git{Root: g.Root, Env: append(slices.Clip(g.Env), "GIT_DIFF_OPTS=--unified=1"), commonDir: g.commonDir}
+	if _, err := opts.diffInProcess(from, to, []string{"sub"}); err == nil {
+		t.Errorf("made in process with GIT_DIFF_OPTS set")
 	}
 }
 
