@@ -155,12 +155,13 @@ func manyAmongNone(kind []byte, i, s, e int) bool {
 	s, e = max(s, i-simscanWindow), min(e, i+simscanWindow)
 	none0, many0 := 0, 1
 	for r := 1; i-r >= s; r++ {
+		if kind[i-r] == 1 {
+			break
+		}
 		if kind[i-r] == 0 {
 			none0++
-		} else if kind[i-r] == 2 {
-			many0++
 		} else {
-			break
+			many0++
 		}
 	}
 	if none0 == 0 {
@@ -168,12 +169,13 @@ func manyAmongNone(kind []byte, i, s, e int) bool {
 	}
 	none1, many1 := 0, 1
 	for r := 1; i+r <= e; r++ {
+		if kind[i+r] == 1 {
+			break
+		}
 		if kind[i+r] == 0 {
 			none1++
-		} else if kind[i+r] == 2 {
-			many1++
 		} else {
-			break
+			many1++
 		}
 	}
 	if none1 == 0 {
