@@ -572,3 +572,28 @@ func TestAbbrevLen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLineChanges: whatever the two texts, the changes (after git's
+// compaction) turn the old lines into the new ones.
+func FuzzLineChanges(f *testing.F) {
+	f.Add(goTest, strings.Replace(goTest, "TestTwo", "TestTwice", 1))
+	f.Add("a\n\nb\n\nc\n", "a\n\nb\n\nx\n\nc\n")
+	f.Add("x\ny", "x\ny\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		la, lb := splitLines([]byte(a)), splitLines([]byte(b))
+		var got []string
+		at := 0
+		for _, c := range lineChanges(la, lb) {
+			if c.i1 < at || c.i1+c.del > len(la) || c.i2+c.ins > len(lb) {
+				t.Fatalf("change %+v out of order or range (%d, %d lines)", c, len(la), len(lb))
+			}
+			got = append(got, la[at:c.i1]...)
+			got = append(got, lb[c.i2:c.i2+c.ins]...)
+			at = c.i1 + c.del
+		}
+		got = append(got, la[at:]...)
+		if strings.Join(got, "") != b {
+			t.Errorf("the changes make %q, want %q", strings.Join(got, ""), b)
+		}
+	})
+}
