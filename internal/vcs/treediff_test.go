@@ -598,3 +598,23 @@ func FuzzLineChanges(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkFilesInProcess(b *testing.B) {
+	g, _, to := benchTrees(b)
+	paths := []string{"pkg0/file0.go", "pkg0/a_test.go"}
+	for b.Loop() {
+		if _, err := g.filesInProcess(to, paths); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFilesGit(b *testing.B) {
+	g, _, to := benchTrees(b)
+	paths := []string{"pkg0/file0.go", "pkg0/a_test.go"}
+	for b.Loop() {
+		if _, err := g.filesGit(b.Context(), to, paths); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
