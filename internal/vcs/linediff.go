@@ -1,17 +1,19 @@
 package vcs
 
 import (
+	"time"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // lineChanges returns the blocks of lines that differ between a and b, in
-// order: a minimal line diff (Myers, from diffmatchpatch with no time
-// limit, so the same input always gives the same diff), then git's
-// compaction of its groups (xdiff's xdl_change_compact with the indent
-// heuristic, git's default), so that hunks start and end where git's do.
-func lineChanges(a, b []string) []change {
+// order: a minimal line diff (Myers, from diffmatchpatch, so the same
+// input always gives the same diff), then git's compaction of its groups
+// (xdiff's xdl_change_compact with the indent heuristic, git's default),
+// so that hunks start and end where git's do. ok is false for a diff too
+// costly to make here.
+func lineChanges(a, b []string) ([]change, bool) {
 	ids := map[string]rune{}
 	encode := func(lines []string) []rune {
 		out := make([]rune, len(lines))
@@ -49,10 +51,16 @@ func lineChanges(a, b []string) []change {
 		seqB[k] = rb[j]
 	}
 
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0 // deterministic: never cut short by the clock
+	deadline := time.Now().Add(lineDiffBudget)
+	diffs := myers(seqA, seqB, deadline)
+	if time.Now().After(deadline) {
+		// It may have been cut short: git, which has heuristics of its
+		// own for such changes, makes the patch instead. The deadline
+		// never shapes an answer that is used.
+		return nil, false
+	}
 	i, j := 0, 0
-	for _, d := range dmp.DiffMainRunes(seqA, seqB, false) {
+	for _, d := range diffs {
 		n := utf8.RuneCountInString(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:
@@ -89,8 +97,77 @@ func lineChanges(a, b []string) []change {
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, true
 }
+
+// myers is a minimal diff of a and b: Myers's bisection from
+// diffmatchpatch, with the cases it leaves to its caller handled as its
+// own DiffMain does, less the speed-ups that give up minimality (the
+// half match, which DiffTimeout 0 turns off there).
+func myers(a, b []rune, deadline time.Time) []diffmatchpatch.Diff {
+	var head, tail []diffmatchpatch.Diff
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n > 0 {
+		head = []diffmatchpatch.Diff{{Type: diffmatchpatch.DiffEqual, Text: string(a[:n])}}
+	}
+	a, b = a[n:], b[n:]
+	n = 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	if n > 0 {
+		tail = []diffmatchpatch.Diff{{Type: diffmatchpatch.DiffEqual, Text: string(a[len(a)-n:])}}
+	}
+	a, b = a[:len(a)-n], b[:len(b)-n]
+
+	var mid []diffmatchpatch.Diff
+	del := diffmatchpatch.Diff{Type: diffmatchpatch.DiffDelete, Text: string(a)}
+	ins := diffmatchpatch.Diff{Type: diffmatchpatch.DiffInsert, Text: string(b)}
+	switch {
+	case len(a) == 0 && len(b) == 0:
+	case len(a) == 0:
+		mid = append(mid, ins)
+	case len(b) == 0:
+		mid = append(mid, del)
+	case len(a) == 1 || len(b) == 1:
+		// With the ends trimmed, a single line cannot be common unless
+		// the other side holds it; the bisection needs two or more.
+		if i := runeIndex(b, a); len(a) == 1 && i >= 0 {
+			mid = append(mid, diffmatchpatch.Diff{Type: diffmatchpatch.DiffInsert, Text: string(b[:i])},
+				diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a)},
+				diffmatchpatch.Diff{Type: diffmatchpatch.DiffInsert, Text: string(b[i+1:])})
+		} else if i := runeIndex(a, b); len(b) == 1 && i >= 0 {
+			mid = append(mid, diffmatchpatch.Diff{Type: diffmatchpatch.DiffDelete, Text: string(a[:i])},
+				diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(b)},
+				diffmatchpatch.Diff{Type: diffmatchpatch.DiffDelete, Text: string(a[i+1:])})
+		} else {
+			mid = append(mid, del, ins)
+		}
+	default:
+		dmp := diffmatchpatch.New()
+		dmp.DiffTimeout = 0
+		mid = dmp.DiffBisect(string(a), string(b), deadline)
+	}
+	return append(append(head, mid...), tail...)
+}
+
+// runeIndex is the index of the single rune of one in s, or -1.
+func runeIndex(s, one []rune) int {
+	for i, r := range s {
+		if r == one[0] {
+			return i
+		}
+	}
+	return -1
+}
+
+// lineDiffBudget bounds the time one file's line diff may take in
+// process: Myers costs the product of the lines and the edits, which a
+// file rewritten throughout makes large.
+const lineDiffBudget = 200 * time.Millisecond
 
 // lineRune is the n-th distinct line as a rune, skipping the surrogate
 // range that does not survive a round trip through a string.

@@ -112,7 +112,9 @@ func (s *looseObjects) filePatch(out *bytes.Buffer, p string, a fileEntry, inA b
 		return nil
 	}
 	out.WriteString("--- " + nameA + "\n+++ " + nameB + "\n")
-	writeHunks(out, splitLines(old), splitLines(cur))
+	if !writeHunks(out, splitLines(old), splitLines(cur)) {
+		return errCannot
+	}
 	return nil
 }
 
@@ -164,9 +166,13 @@ type change struct {
 }
 
 // writeHunks writes the hunks of a text file's patch with three lines of
-// context, as git's xdiff emits them.
-func writeHunks(out *bytes.Buffer, a, b []string) {
-	changes := lineChanges(a, b)
+// context, as git's xdiff emits them; false when the line diff is too
+// costly to make here.
+func writeHunks(out *bytes.Buffer, a, b []string) bool {
+	changes, ok := lineChanges(a, b)
+	if !ok {
+		return false
+	}
 	var fn []byte // the function line of the last hunk, as git keeps it
 	prevSearch := -1
 	for len(changes) > 0 {
@@ -209,6 +215,7 @@ func writeHunks(out *bytes.Buffer, a, b []string) {
 			writeLine(out, ' ', a[at])
 		}
 	}
+	return true
 }
 
 // hunkRange is one side of a hunk header: "START,COUNT", with the count
