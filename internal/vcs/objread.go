@@ -14,11 +14,12 @@ import (
 	"strings"
 )
 
-// errCannot says an object cannot be read in process: it is not a loose
-// object (packed, or in an alternate), it does not parse, or the
+// errCannot says something cannot be done in process: an object is not
+// loose (packed, or in an alternate), does not parse or is too large, the
 // repository is one whose objects git would read differently (replace
-// refs, SHA-256). The caller asks git instead.
-var errCannot = errors.New("not readable in process")
+// refs, SHA-256), or git would print the diff differently. The caller
+// asks git instead.
+var errCannot = errors.New("not possible in process")
 
 // maxObject bounds what is read in process: a larger blob goes through git
 // (and its diff too), so a huge file costs no more memory than before.

@@ -10,7 +10,7 @@ import (
 
 // This file answers Diff and Files without a git process when it can
 // vouch that git's answer would be the same: both trees read as loose
-// objects, no attributes, no diff configuration that changes the output,
+// objects, no attributes or diff configuration that change the output,
 // nothing git would print in a way the writer here does not (patch.go).
 // Anything else answers errCannot and the git process answers.
 
