@@ -303,6 +303,43 @@ func TestDiffInProcessRandomEdits(t *testing.T) {
 	t.Logf("%d of %d files' patches differ from git's byte for byte; %d findings", differ, len(after), len(wantF))
 }
 
+// TestDiffAndFilesStartNoGit: between loose trees, Diff and Files answer
+// with no git on the PATH at all, and answer as git does.
+func TestDiffAndFilesStartNoGit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, "a_test.go"), goTest)
+	from, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "a_test.go"), strings.Replace(goTest, "\tt.Fatal(\"not three\")\n", "", 1))
+	to, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.diffGit(ctx, from, to, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range g.Env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	noGit := &Git{Root: g.Root, Env: append(env, "PATH="+t.TempDir()), gitDir: g.gitDir, commonDir: g.commonDir}
+	got, err := noGit.Diff(ctx, from, to, nil)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("Diff with no git = %q, %v; want %q", got, err, want)
+	}
+	files, err := noGit.Files(ctx, to, []string{"a_test.go"})
+	if err != nil || !strings.Contains(string(files["a_test.go"]), "TestThree") {
+		t.Errorf("Files with no git = %q, %v", files, err)
+	}
+}
+
 // TestDiffAgainstTheLook: Diff to "" uses the tree the last look wrote,
 // and before any is written goes through the private index; both are
 // git's patch.
