@@ -91,7 +91,7 @@ func (g *Git) config(ctx context.Context) (*gitConfig, error) {
 	}
 	c := &gitConfig{values: map[string]string{}}
 	env := environ(g.Env)
-	home, xdg := envValue(env, "HOME"), envValue(env, "XDG_CONFIG_HOME")
+	home, xdg := lookupEnv(env, "HOME"), lookupEnv(env, "XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}
@@ -104,7 +104,7 @@ func (g *Git) config(ctx context.Context) (*gitConfig, error) {
 		paths = append(paths, filepath.Join(xdg, "git", "config"))
 	}
 	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
-		if p := envValue(env, k); p != "" {
+		if p := lookupEnv(env, k); p != "" {
 			paths = append(paths, absIn(g.Root, p))
 		}
 	}
@@ -124,17 +124,6 @@ func (g *Git) config(ctx context.Context) (*gitConfig, error) {
 	return c, nil
 }
 
-// envValue is the value of name in env, "" when unset.
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
-}
-
 // plain reports whether the repository lets the look be made in process,
 // and returns the ignore patterns that apply everywhere (the global
 // excludes file, then info/exclude); g.mu is held.
@@ -144,7 +133,7 @@ func (g *Git) plain(ctx context.Context) ([]gitignore.Pattern, bool) {
 	}
 	env := environ(g.Env)
 	for _, k := range []string{"GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES"} {
-		if envValue(env, k) != "" {
+		if lookupEnv(env, k) != "" {
 			return nil, false
 		}
 	}
@@ -169,7 +158,7 @@ func (g *Git) plain(ctx context.Context) ([]gitignore.Pattern, bool) {
 	if f := c.values["extensions.objectformat"]; f != "" && f != "sha1" {
 		return nil, false
 	}
-	home, xdg := envValue(env, "HOME"), envValue(env, "XDG_CONFIG_HOME")
+	home, xdg := lookupEnv(env, "HOME"), lookupEnv(env, "XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
 	}

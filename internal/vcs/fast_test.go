@@ -329,6 +329,15 @@ func TestInProcessLeavesToGit(t *testing.T) {
 			}
 		})
 	}
+	// A diff configured otherwise: git diffs (read again when it changes).
+	g, dir := repo(t)
+	if !g.plainDiff() {
+		t.Error("plainDiff is false for a default configuration")
+	}
+	gittest.Git(t, dir, "config", "diff.algorithm", "patience")
+	if g.plainDiff() {
+		t.Error("plainDiff is true with diff.algorithm = patience")
+	}
 	// A commit hook, signing, a detached HEAD: git commits.
 	for _, setup := range []func(dir string){
 		func(dir string) {

@@ -35,7 +35,7 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	}
 	env := environ(g.Env)
 	for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_REFLOG_ACTION"} {
-		if envValue(env, k) != "" {
+		if lookupEnv(env, k) != "" {
 			return "", false, nil
 		}
 	}
