@@ -1,9 +1,11 @@
 package vcs
 
 import (
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +196,15 @@ func (g *Git) plain(ctx context.Context) ([]gitignore.Pattern, bool) {
 	return base, true
 }
 
+// objects is the repository's object store with the Git's compressor;
+// g.mu is held.
+func (g *Git) objects() objectStore {
+	if g.zw == nil {
+		g.zw, _ = zlib.NewWriterLevel(io.Discard, zlib.BestSpeed) // a valid level: no error
+	}
+	return objectStore{dir: filepath.Join(g.commonDir, "objects"), zw: g.zw}
+}
+
 // lookInProcess is scanOnce without git: the private index brought up to
 // date with the working tree, and its tree written. ok is false when git
 // must look instead (nothing has been changed then); g.mu is held.
@@ -206,7 +217,7 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 	if err != nil {
 		return nil, false, nil //nolint:nilerr // git reads it, or says what is wrong
 	}
-	store := objectStore{dir: filepath.Join(g.commonDir, "objects")}
+	store := g.objects()
 	s, err := scanWorkTree(g.Root, idx, store, base)
 	if err != nil {
 		if errors.Is(err, errUnplain) {
@@ -244,7 +255,7 @@ func (g *Git) treeInProcess(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	root, err := objectStore{dir: filepath.Join(g.commonDir, "objects")}.writeTrees(idx.entries)
+	root, err := g.objects().writeTrees(idx.entries)
 	if err != nil {
 		return "", false
 	}

@@ -66,7 +66,7 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 		return "", false, nil //nolint:nilerr // git reads it, or says what is wrong
 	}
 	read := stampOf(g.index)
-	store := objectStore{dir: objects}
+	store := g.objects()
 	s, err := scanWorkTree(g.Root, idx, store, base)
 	if errors.Is(err, errUnplain) {
 		return "", false, nil

@@ -14,6 +14,7 @@
 package vcs
 
 import (
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,8 @@ type Git struct {
 	// conf is the configuration the looks and commits in process (fast.go)
 	// read, nil until read.
 	conf *gitConfig
+	// zw compresses the objects written in process, reused.
+	zw *zlib.Writer
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run its

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,9 @@ import (
 // and nothing written for an object that is there already.
 type objectStore struct {
 	dir string // .git/objects
+	// zw is the compressor, reused: making one costs more than writing a
+	// small object (its tables are hundreds of kilobytes).
+	zw *zlib.Writer
 }
 
 // hashObject is the id of an object of type kind with content data.
@@ -53,9 +57,14 @@ func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 		return id, nil
 	}
 	var z bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&z, zlib.BestSpeed)
-	if err != nil {
-		return id, err
+	zw := s.zw
+	if zw == nil {
+		var err error
+		if zw, err = zlib.NewWriterLevel(&z, zlib.BestSpeed); err != nil {
+			return id, err
+		}
+	} else {
+		zw.Reset(&z)
 	}
 	_, _ = zw.Write([]byte(kind + " " + strconv.Itoa(len(data)) + "\x00"))
 	_, _ = zw.Write(data)
@@ -63,28 +72,28 @@ func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 		return id, err
 	}
 	dst := s.path(id)
-	dir := filepath.Dir(dst)
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	// A temporary name of git's kind in the fan-out directory, created
+	// read-only as objects are: written through the descriptor, then
+	// renamed into place, so a reader never sees half an object.
+	tmp := filepath.Join(filepath.Dir(dst), "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36)) //nolint:gosec // a name, not a secret
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.Mkdir(dir, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-			tmp, err = os.CreateTemp(dir, "tmp_obj_")
+		if err = os.Mkdir(filepath.Dir(dst), 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}
 	}
 	if err != nil {
 		return id, err
 	}
-	_, err = tmp.Write(z.Bytes())
-	if cerr := tmp.Close(); err == nil {
+	_, err = f.Write(z.Bytes())
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o444)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
+		err = os.Rename(tmp, dst)
 	}
 	if err != nil {
-		_ = os.Remove(tmp.Name())
+		_ = os.Remove(tmp)
 	}
 	return id, err
 }
