@@ -142,6 +142,7 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 	if err != nil {
 		return tracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
 	}
+	defer func() { _ = git.Close() }()
 	branch, err := git.Branch(ctx)
 	if err != nil {
 		return tracker.PullResult{}, err

@@ -51,6 +51,7 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return fmt.Errorf("--worker needs a git clone of the shared remote: %w", err)
 	}
+	defer func() { _ = g.Close() }()
 	branch := plan.Plan().Branch
 	if branch == "" {
 		if branch, err = g.Branch(ctx); err != nil {

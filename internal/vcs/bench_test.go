@@ -25,6 +25,7 @@ func benchRepo(b *testing.B, attributes bool) (*Git, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = g.Close() })
 	if _, err := g.Snapshot(b.Context()); err != nil {
 		b.Fatal(err)
 	}

@@ -213,9 +213,11 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 	if !plain {
 		return nil, false, nil
 	}
-	idx, err := readIndex(g.private)
-	if err != nil {
-		return nil, false, nil //nolint:nilerr // git reads it, or says what is wrong
+	idx := g.idx
+	if idx == nil {
+		if idx, err = readIndex(g.private); err != nil {
+			return nil, false, nil //nolint:nilerr // git reads it, or says what is wrong
+		}
 	}
 	store := g.objects()
 	s, err := scanWorkTree(g.Root, idx, store, base)
@@ -226,22 +228,62 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		return nil, false, err
 	}
 	if len(s.changed) == 0 && !s.refreshed && g.tree != "" {
+		g.idx = idx
 		return nil, true, nil
 	}
 	root, err := store.writeTrees(s.entries)
 	if err != nil {
 		return nil, false, err
 	}
-	lock, err := lockFile(g.private, true)
-	if err != nil {
-		return nil, false, err
-	}
-	data := encodeIndex(idx.version, s.entries, root, lockTime(lock))
-	if err := writeIndexFile(g.private, data, lock); err != nil {
-		return nil, false, err
-	}
 	g.tree = fmt.Sprintf("%x", root.id)
+	g.writePrivate(&index{version: idx.version, entries: s.entries}, root)
 	return s.changed, true, nil
+}
+
+// writePrivate writes ralph's index to disk off the loop's path, and
+// keeps it in memory for the next look; g.mu is held. Only ralph reads
+// that file, and everything that does waits for the write first
+// (settlePrivate), as does Close. A run killed before the write is done
+// leaves the previous look's index, whose next look finds the changes
+// again.
+func (g *Git) writePrivate(idx *index, root *treeNode) {
+	done := make(chan struct{})
+	g.idx, g.privDone = idx, done
+	path := g.private
+	write := func() {
+		defer close(done)
+		lock, err := lockFile(path, true)
+		if err != nil {
+			idx.broken = true
+			return
+		}
+		// The racy check of the next look compares with the time the
+		// file was written, which the lock file's creation stamps.
+		idx.mtime = lockTime(lock)
+		if err := writeIndexFile(path, encodeIndex(idx.version, idx.entries, root, idx.mtime), lock); err != nil {
+			idx.broken = true
+		}
+	}
+	if g.syncPrivate {
+		write()
+		g.settlePrivate()
+		return
+	}
+	go write()
+}
+
+// settlePrivate waits for the private index's write under way, if any;
+// g.mu is held. An index that could not be written is read again from
+// disk (the older one there makes the next look find more, not less).
+func (g *Git) settlePrivate() {
+	if g.privDone == nil {
+		return
+	}
+	<-g.privDone
+	g.privDone = nil
+	if g.idx != nil && g.idx.broken {
+		g.idx = nil
+	}
 }
 
 // treeInProcess is write-tree without git: the private index's tree,
@@ -251,6 +293,7 @@ func (g *Git) treeInProcess(ctx context.Context) (string, bool) {
 	if _, plain := g.plain(ctx); !plain {
 		return "", false
 	}
+	g.settlePrivate()
 	idx, err := readIndex(g.private)
 	if err != nil {
 		return "", false

@@ -55,6 +55,7 @@ func TestLookInProcessIsGitAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	ref := filepath.Join(t.TempDir(), "index")
 	if err := copyIndex(g.index, ref); err != nil {
 		t.Fatal(err)
@@ -154,7 +155,11 @@ func TestLookInProcessIsGitAdd(t *testing.T) {
 			t.Errorf("%s: tree %s, %v; git write-tree says %s", step.name, tree, err, wantTree)
 		}
 	}
-	// git reads ralph's index as its own and finds nothing to add.
+	// git reads ralph's index as its own (once written: Close waits for
+	// it) and finds nothing to add.
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if out := gitWith(t, dir, []string{"GIT_INDEX_FILE=" + g.private, "LC_ALL=C"}, "add", "-A", "-v", "--dry-run", "--", "."); out != "" {
 		if changed, _ := parseAddVerbose(out); len(changed) > 0 {
 			t.Errorf("git add -A on ralph's index still adds %q", changed)
@@ -183,6 +188,7 @@ func TestCommitInProcessIsGitCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	msg := "feat: T-1 - First\n\nBody line   \n\n\n\nRalph-Guard: 0 findings\n"
 	changes := []func(dir string){
 		func(dir string) {
@@ -268,6 +274,7 @@ func TestCommitInProcessWorktreeAndPackedRef(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = wt.Close() })
 	write(t, filepath.Join(wtDir, "g.txt"), "g\n")
 	if _, err := wt.Commit(ctx, "warm up"); err != nil {
 		t.Fatal(err)

@@ -70,6 +70,23 @@ type Git struct {
 	conf *gitConfig
 	// zw compresses the objects written in process, reused.
 	zw *zlib.Writer
+	// idx is the private index as the last look in process left it, nil
+	// when only the file says; privDone is closed when its write to the
+	// file is done (nil: no write under way). See writePrivate.
+	idx      *index
+	privDone chan struct{}
+	// syncPrivate: the private index is written before a look returns
+	// (a worktree removed when its task ends).
+	syncPrivate bool
+}
+
+// Close waits for what a look left to write (the private index); the
+// Git stays usable.
+func (g *Git) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settlePrivate()
+	return nil
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run its
@@ -167,6 +184,7 @@ func (g *Git) writeTree(ctx context.Context) (string, error) {
 		g.tree = tree
 		return tree, nil
 	}
+	g.settlePrivate()
 	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.private}, "write-tree")
 	if err != nil {
 		return "", err
@@ -199,6 +217,7 @@ func (g *Git) scan(ctx context.Context) error {
 	if err := g.indexPaths(ctx); err != nil {
 		return err
 	}
+	g.settlePrivate()
 	err := g.scanOnce(ctx)
 	if err == nil || ctx.Err() != nil {
 		return err
@@ -219,7 +238,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 			return err
 		}
 		fresh = true
-		g.tree = ""
+		g.tree, g.idx = "", nil
 	}
 	// In process when the repository is plain (fast.go), else git.
 	changed, ok, err := g.lookInProcess(ctx)
@@ -227,6 +246,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 		return err
 	}
 	if !ok {
+		g.idx = nil // git writes the file
 		if changed, err = g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh); err != nil {
 			return err
 		}

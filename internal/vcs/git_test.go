@@ -25,6 +25,7 @@ func repo(t *testing.T) (*Git, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	return g, dir
 }
 
@@ -410,6 +411,7 @@ func TestOpenFromASubdirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	if !filepath.IsAbs(g.private) || filepath.Dir(g.private) != filepath.Join(g.Root, ".git") {
 		t.Errorf("private index %q, want one in %s", g.private, filepath.Join(g.Root, ".git"))
 	}

@@ -61,6 +61,8 @@ type index struct {
 	// or after it may have changed without its stat data showing it (git's
 	// "racily clean" entries), and is read again.
 	mtime time.Time
+	// broken: writing it to disk failed (writePrivate).
+	broken bool
 }
 
 // Index entry flags.

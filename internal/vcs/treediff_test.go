@@ -536,6 +536,7 @@ func benchTrees(b *testing.B) (*Git, string, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = g.Close() })
 	files := map[string]string{}
 	for i := range 40 {
 		files[fmt.Sprintf("pkg%d/file%d.go", i%5, i)] = "package p\n\n" + numbered(200)

@@ -55,6 +55,7 @@ func (g *Git) diffGit(ctx context.Context, from, to string, exclude []string) ([
 	var args, env []string
 	if to == "" {
 		g.mu.Lock()
+		g.settlePrivate()
 		private := g.private
 		g.mu.Unlock()
 		if private == "" {

@@ -19,7 +19,13 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 		return nil, err
 	}
 	// Open learns the worktree's own git directory and index.
-	return Open(ctx, dir, g.Env)
+	wt, err := Open(ctx, dir, g.Env)
+	if wt != nil {
+		// Removed at the end of its task: nothing of it may be written
+		// after (see writePrivate).
+		wt.syncPrivate = true
+	}
+	return wt, err
 }
 
 // RemoveWorktree removes the worktree at dir with whatever it holds, and
