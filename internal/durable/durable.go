@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -66,6 +67,94 @@ type Syncer struct {
 	// fsync syncs one file or directory; nil is (*os.File).Sync. Tests
 	// replace it to hold a flush or make it fail.
 	fsync func(f *os.File) error
+
+	// spares are the temporary files made ahead for the paths Spare
+	// names, by path: creating a file is most of what a write costs on
+	// a journaling file system, and a spare is created off the writer's
+	// path, right after the write that used the last one.
+	spares map[string]*spare
+}
+
+// spare is a temporary file created ahead for the next write of a path.
+type spare struct {
+	done chan struct{} // closed once f (or err) is set
+	f    *os.File
+	err  error
+}
+
+// spareSuffix marks the spare files in their directory, for the clean-up
+// of those a killed process left.
+const spareSuffix = ".spare-"
+
+// Spare makes the writes of path take a temporary file created ahead of
+// time, off the writer's path. It is for a file in a directory of the
+// program's own (a spare left by a killed process is removed by the next
+// Spare of the path; Close removes the current one), never for a user's
+// file, whose directory must not show stray files; Unspare removes it
+// too. A nil Syncer ignores it.
+func (s *Syncer) Spare(path string) {
+	if s == nil {
+		return
+	}
+	dir, base := filepath.Split(path)
+	if stale, err := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+spareSuffix+"*")); err == nil {
+		for _, p := range stale {
+			_ = os.Remove(p)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.spares == nil {
+		s.spares = map[string]*spare{}
+	}
+	if s.spares[path] == nil {
+		s.spares[path] = makeSpare(path)
+	}
+}
+
+// globEscape quotes the characters filepath.Match reads as patterns.
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// makeSpare starts creating a spare for path in the background.
+func makeSpare(path string) *spare {
+	sp := &spare{done: make(chan struct{})}
+	go func() {
+		defer close(sp.done)
+		dir, base := filepath.Split(path)
+		sp.f, sp.err = os.CreateTemp(dir, "."+base+spareSuffix+"*")
+	}()
+	return sp
+}
+
+// takeSpare returns the spare made for path, if any, and starts the next
+// one; nil when path has none or it could not be made.
+func (s *Syncer) takeSpare(path string) *os.File {
+	s.mu.Lock()
+	sp := s.spares[path]
+	if sp != nil && !s.closed {
+		s.spares[path] = makeSpare(path)
+	}
+	s.mu.Unlock()
+	if sp == nil {
+		return nil
+	}
+	<-sp.done
+	if sp.err != nil {
+		return nil
+	}
+	return sp.f
 }
 
 // WriteFile replaces path with data atomically: a temporary file beside
@@ -83,12 +172,46 @@ func (s *Syncer) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	if err := s.ready(path); err != nil {
 		return err
 	}
-	f, err := replace(path, data, perm)
+	var f *os.File
+	var err error
+	if sf := s.takeSpare(path); sf != nil {
+		f, err = replaceWith(sf, path, data, perm)
+	} else {
+		f, err = replace(path, data, perm)
+	}
 	if err != nil {
 		return err
 	}
 	s.queue(path, f, filepath.Dir(path))
 	return nil
+}
+
+// replaceWith is replace through a spare file made ahead: written, given
+// the permissions the file has, and renamed over path (a new file goes
+// through replace).
+func replaceWith(f *os.File, path string, data []byte, perm fs.FileMode) (*os.File, error) {
+	fail := func(err error) (*os.File, error) {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		// A new file: replace gives it perm less the umask.
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return replace(path, data, perm)
+	}
+	if err := f.Chmod(info.Mode().Perm()); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fail(err)
+	}
+	return f, nil
 }
 
 // Append adds data to the end of path, creating it with perm (less the
@@ -157,7 +280,8 @@ func (s *Syncer) Wait() error {
 	return err
 }
 
-// Close waits as Wait does; every later write fails with ErrClosed.
+// Close waits as Wait does and removes the spare files; every later
+// write fails with ErrClosed.
 func (s *Syncer) Close() error {
 	if s == nil {
 		return nil
@@ -165,7 +289,27 @@ func (s *Syncer) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.Unspare()
 	return s.Wait()
+}
+
+// Unspare removes the spare files and makes no more: the writes after
+// it create their temporary files themselves.
+func (s *Syncer) Unspare() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	spares := s.spares
+	s.spares = nil
+	s.mu.Unlock()
+	for _, sp := range spares {
+		<-sp.done
+		if sp.f != nil {
+			_ = sp.f.Close()
+			_ = os.Remove(sp.f.Name())
+		}
+	}
 }
 
 // ready refuses a write to a closed Syncer, or after an fsync failed that

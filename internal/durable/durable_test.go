@@ -342,3 +342,63 @@ func TestNilSyncerWritesAtOnce(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSpare: a path given a spare is written through temporary files made
+// ahead, with the file's own permissions; a spare a killed process left is
+// removed by the next Spare, and Unspare leaves no temporary file.
+func TestSpare(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	stale := filepath.Join(dir, ".state.json"+spareSuffix+"123")
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var s Syncer
+	s.Spare(path)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale spare is still there (%v)", err)
+	}
+	// A new file: made as without a spare.
+	if err := s.WriteFile(path, []byte("one"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o604); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"two", "three"} {
+		if err := s.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != body {
+			t.Fatalf("read %q, %v; want %q", got, err, body)
+		}
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o604 {
+			t.Errorf("permissions %v, %v; want the file's own 0604", info.Mode().Perm(), err)
+		}
+	}
+	spares, _ := filepath.Glob(filepath.Join(dir, ".state.json"+spareSuffix+"*"))
+	if len(spares) != 1 {
+		t.Errorf("spares waiting: %q, want one", spares)
+	}
+	s.Unspare()
+	if err := s.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "state.json" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in the directory: %q, want state.json alone", names)
+	}
+	// Writes go on without spares.
+	if err := s.WriteFile(path, []byte("four"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

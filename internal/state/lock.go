@@ -143,10 +143,15 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	// The holder writes state.json twice an iteration, on the loop's
+	// path: its temporary file is made ahead (one a killed holder left is
+	// removed), and removed with the lock.
+	s.files.Spare(s.path(StateFile))
 	var once sync.Once
 	var rerr error
 	return func() error {
 		once.Do(func() {
+			s.files.Unspare()
 			// Emptied first: a file naming a finished run would mislead
 			// whoever reads it by hand.
 			rerr = errors.Join(rewrite(f, nil), f.Close())
