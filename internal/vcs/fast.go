@@ -198,11 +198,11 @@ func (g *Git) plain(ctx context.Context) ([]gitignore.Pattern, bool) {
 
 // objects is the repository's object store with the Git's compressor;
 // g.mu is held.
-func (g *Git) objects() objectStore {
+func (g *Git) objects() *objectStore {
 	if g.zw == nil {
 		g.zw, _ = zlib.NewWriterLevel(io.Discard, zlib.BestSpeed) // a valid level: no error
 	}
-	return objectStore{dir: filepath.Join(g.commonDir, "objects"), zw: g.zw}
+	return &objectStore{dir: filepath.Join(g.commonDir, "objects"), zw: g.zw}
 }
 
 // lookInProcess is scanOnce without git: the private index brought up to
@@ -232,6 +232,9 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		return nil, true, nil
 	}
 	root, err := store.writeTrees(s.entries)
+	if err == nil {
+		err = store.flush()
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -298,7 +301,11 @@ func (g *Git) treeInProcess(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	root, err := g.objects().writeTrees(idx.entries)
+	store := g.objects()
+	root, err := store.writeTrees(idx.entries)
+	if err == nil {
+		err = store.flush()
+	}
 	if err != nil {
 		return "", false
 	}

@@ -381,7 +381,7 @@ func TestRacyEntries(t *testing.T) {
 	}
 	e := indexEntry{name: "f.txt", mode: 0o100644, stat: statOf(info.Sys().(*syscall.Stat_t))}
 	e.oid = hashObject("blob", []byte("old content\n")) // what the index says: not the file
-	store := objectStore{dir: t.TempDir()}
+	store := &objectStore{dir: t.TempDir()}
 	for _, c := range []struct {
 		indexTime time.Time
 		changed   bool

@@ -99,6 +99,9 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	}
 	if tree == parentTree {
 		// Nothing to commit; what git add -A changed in the index stays.
+		if err := store.flush(); err != nil {
+			return "", false, err
+		}
 		if len(s.changed) > 0 || s.refreshed {
 			wrote, err := writeIndex()
 			return "", wrote, err
@@ -112,6 +115,9 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	fmt.Fprintf(&body, "tree %s\nparent %s\nauthor %s %s\ncommitter %s %s\n\n%s",
 		tree, parent, c.author, stamp, c.committer, stamp, msg)
 	id, err := store.write("commit", body.Bytes())
+	if err == nil {
+		err = store.flush() // the blobs, the trees and the commit, side by side
+	}
 	if err != nil {
 		return "", false, err
 	}

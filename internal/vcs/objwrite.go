@@ -18,11 +18,18 @@ import (
 // as git does: zlib at core.looseCompression's default (fastest), a
 // temporary file in the fan-out directory renamed into place, read-only,
 // and nothing written for an object that is there already.
+//
+// Objects are compressed as they come and written by flush, all at once:
+// each is a file created in a directory of its own, which costs far more
+// than the rest (a journal transaction), and those overlap when made side
+// by side. Nothing may refer to an object before flush returned.
 type objectStore struct {
 	dir string // .git/objects
 	// zw is the compressor, reused: making one costs more than writing a
 	// small object (its tables are hundreds of kilobytes).
 	zw *zlib.Writer
+	// pending are the objects compressed but not written yet, by id.
+	pending map[[sha1.Size]byte][]byte
 }
 
 // hashObject is the id of an object of type kind with content data.
@@ -36,22 +43,25 @@ func hashObject(kind string, data []byte) [sha1.Size]byte {
 }
 
 // path is where the loose object id lives.
-func (s objectStore) path(id [sha1.Size]byte) string {
+func (s *objectStore) path(id [sha1.Size]byte) string {
 	h := hex.EncodeToString(id[:])
 	return filepath.Join(s.dir, h[:2], h[2:])
 }
 
-// has reports whether id is a loose object of the store. A packed object
-// reads as missing, and is written again loose: harmless, as git does when
-// it cannot tell.
-func (s objectStore) has(id [sha1.Size]byte) bool {
+// has reports whether id is a loose object of the store, written or
+// pending. A packed object reads as missing, and is written again loose:
+// harmless, as git does when it cannot tell.
+func (s *objectStore) has(id [sha1.Size]byte) bool {
+	if _, ok := s.pending[id]; ok {
+		return true
+	}
 	_, err := os.Lstat(s.path(id))
 	return err == nil
 }
 
-// write stores an object of type kind with content data and returns its
-// id.
-func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
+// write queues an object of type kind with content data for flush and
+// returns its id.
+func (s *objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 	id := hashObject(kind, data)
 	if s.has(id) {
 		return id, nil
@@ -71,6 +81,38 @@ func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 	if err := zw.Close(); err != nil {
 		return id, err
 	}
+	if s.pending == nil {
+		s.pending = map[[sha1.Size]byte][]byte{}
+	}
+	s.pending[id] = z.Bytes()
+	return id, nil
+}
+
+// flush writes the pending objects, side by side, and returns the first
+// error.
+func (s *objectStore) flush() error {
+	pending := s.pending
+	s.pending = nil
+	if len(pending) == 1 {
+		for id, z := range pending {
+			return s.writeFile(id, z)
+		}
+	}
+	errs := make(chan error, len(pending))
+	for id, z := range pending {
+		go func() { errs <- s.writeFile(id, z) }()
+	}
+	var first error
+	for range pending {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// writeFile writes one compressed object.
+func (s *objectStore) writeFile(id [sha1.Size]byte, z []byte) error {
 	dst := s.path(id)
 	// A temporary name of git's kind in the fan-out directory, created
 	// read-only as objects are: written through the descriptor, then
@@ -83,9 +125,9 @@ func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 		}
 	}
 	if err != nil {
-		return id, err
+		return err
 	}
-	_, err = f.Write(z.Bytes())
+	_, err = f.Write(z)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -95,7 +137,7 @@ func (s objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 	if err != nil {
 		_ = os.Remove(tmp)
 	}
-	return id, err
+	return err
 }
 
 // treeNode is a directory of the index being made into tree objects.
@@ -115,7 +157,7 @@ type namedTree struct {
 // writeTrees writes the tree objects for entries (sorted by name, as the
 // index keeps them) and returns the root. Sorted index order is git's
 // tree order: a directory sorts as its name followed by a slash.
-func (s objectStore) writeTrees(entries []indexEntry) (*treeNode, error) {
+func (s *objectStore) writeTrees(entries []indexEntry) (*treeNode, error) {
 	root, rest, err := s.writeTree(entries, "")
 	if err == nil && len(rest) != 0 {
 		err = errors.New("index entries out of order")
@@ -126,7 +168,7 @@ func (s objectStore) writeTrees(entries []indexEntry) (*treeNode, error) {
 // writeTree writes the tree of the directory prefix (with its trailing
 // slash, "" for the top) from the entries at the start of entries that
 // are under it, and returns the entries after them.
-func (s objectStore) writeTree(entries []indexEntry, prefix string) (*treeNode, []indexEntry, error) {
+func (s *objectStore) writeTree(entries []indexEntry, prefix string) (*treeNode, []indexEntry, error) {
 	n := &treeNode{}
 	var body []byte
 	for len(entries) > 0 && strings.HasPrefix(entries[0].name, prefix) {

@@ -22,7 +22,7 @@ import (
 // errUnplain, and git looks instead.
 type scan struct {
 	root  string
-	store objectStore
+	store *objectStore
 	// entries is the index being brought up to date; byName finds a
 	// tracked path in it.
 	entries []indexEntry
@@ -45,7 +45,7 @@ type scan struct {
 // scanWorkTree brings idx up to date with the working tree at root under
 // the ignore patterns base (global and info/exclude, lowest priority
 // first) and returns the entries, sorted, and the paths that changed.
-func scanWorkTree(root string, idx *index, store objectStore, base []gitignore.Pattern) (*scan, error) {
+func scanWorkTree(root string, idx *index, store *objectStore, base []gitignore.Pattern) (*scan, error) {
 	s := &scan{
 		root: root, store: store,
 		entries:     slices.Clone(idx.entries),
