@@ -244,6 +244,13 @@ func TestCommitInProcessIsGitCommit(t *testing.T) {
 		t.Errorf("nothing to commit: %q, %v", hash, err)
 	}
 	gittest.Git(t, ours, "fsck", "--strict", "--no-progress")
+	// No lock and no temporary object is left behind.
+	_ = filepath.WalkDir(filepath.Join(ours, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && (strings.HasSuffix(p, ".lock") || strings.HasPrefix(d.Name(), "tmp_obj_")) {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
 }
 
 // TestCommitInProcessWorktreeAndPackedRef commits in a linked worktree

@@ -61,6 +61,12 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 		}
 	}
 
+	// The locks of the index and of the branch are taken while the tree
+	// is read and its objects written: creating a file costs as much as
+	// the rest. Those not used are let go on the way out.
+	idxLock, refLock := lockAhead(g.index), lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)))
+	defer idxLock.release()
+	defer refLock.release()
 	idx, err := readIndex(g.index)
 	if err != nil {
 		return "", false, nil //nolint:nilerr // git reads it, or says what is wrong
@@ -85,7 +91,7 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	// check that nobody wrote the index since it was read (a git the user
 	// ran): a kill -9 leaves no lock behind but in that instant.
 	writeIndex := func() (bool, error) {
-		lock, err := lockFile(g.index, false)
+		lock, err := idxLock.take()
 		if err != nil {
 			return false, nil //nolint:nilerr // someone's git holds the index: git says so
 		}
@@ -126,7 +132,11 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	}
 	hash = fmt.Sprintf("%x", id)
 	subject, _, _ := strings.Cut(msg, "\n")
-	if err := g.moveBranch(branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
+	lock, err := refLock.take()
+	if err != nil {
+		return "", false, nil //nolint:nilerr // the branch is locked: git commits what is staged now, or says why not
+	}
+	if err := g.moveBranch(lock, branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
 		if errors.Is(err, errUnplain) {
 			return "", false, nil // git commits what is staged now
 		}
@@ -220,18 +230,12 @@ func (g *Git) readRef(ref string) string {
 }
 
 // moveBranch points ref at commit next if it is still at old, through
-// ref.lock as git does, and appends to the branch's and HEAD's reflogs.
-func (g *Git) moveBranch(ref, old, next, who, msg string, c *gitConfig) error {
+// its lock (ref.lock, taken) as git does, and appends to the branch's and
+// HEAD's reflogs.
+func (g *Git) moveBranch(lock *os.File, ref, old, next, who, msg string, c *gitConfig) error {
 	path := filepath.Join(g.commonDir, filepath.FromSlash(ref))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	lock, err := lockFile(path, false)
-	if err != nil {
-		return err
-	}
 	name := lock.Name()
-	_, err = lock.WriteString(next + "\n")
+	_, err := lock.WriteString(next + "\n")
 	if cerr := lock.Close(); err == nil {
 		err = cerr
 	}
@@ -254,6 +258,44 @@ func (g *Git) moveBranch(ref, old, next, who, msg string, c *gitConfig) error {
 		_ = appendLine(p, line)
 	}
 	return nil
+}
+
+// aheadLock is a git lock file (path.lock) being taken in the
+// background.
+type aheadLock struct {
+	done  chan struct{}
+	f     *os.File
+	err   error
+	taken bool
+}
+
+// lockAhead starts taking path.lock (creating its directory if needed).
+func lockAhead(path string) *aheadLock {
+	l := &aheadLock{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		if l.err = os.MkdirAll(filepath.Dir(path), 0o755); l.err == nil {
+			l.f, l.err = lockFile(path, false)
+		}
+	}()
+	return l
+}
+
+// take waits for the lock and hands it over: the caller writes, renames
+// or removes it.
+func (l *aheadLock) take() (*os.File, error) {
+	<-l.done
+	l.taken = l.err == nil
+	return l.f, l.err
+}
+
+// release removes the lock unless it was taken.
+func (l *aheadLock) release() {
+	<-l.done
+	if l.f != nil && !l.taken {
+		_ = l.f.Close()
+		_ = os.Remove(l.f.Name())
+	}
 }
 
 // appendLine appends one line to a file, creating it and its directory.
