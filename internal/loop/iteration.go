@@ -42,6 +42,9 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err != nil {
 		return iteration{}, err
 	}
+	if p, ok := r.deps.Store.(preparer); ok {
+		p.UsePrepared(r.st.RunID, r.st.Iteration)
+	}
 	promptPath, outPath, err := r.deps.Store.IterationFiles(r.st.RunID, r.st.Iteration)
 	if err != nil {
 		return iteration{}, err
@@ -72,6 +75,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return iteration{}, err
 	}
 
+	if p, ok := r.deps.Store.(preparer); ok {
+		// The next iteration's files are made while this one's agent runs.
+		p.PrepareIteration(r.st.RunID, r.st.Iteration+1)
+	}
 	started := r.deps.Now()
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
 		Transcript: out,
@@ -155,6 +162,14 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		// The other values need nothing here.
 	}
 	return it.iteration, nil
+}
+
+// preparer is a Store that makes an iteration's transcript files ahead
+// of time (state.Store).
+type preparer interface {
+	PrepareIteration(runID string, iteration int)
+	UsePrepared(runID string, iteration int)
+	DropPrepared()
 }
 
 // classified is an iteration plus what classification found.

@@ -462,6 +462,9 @@ func (r *runner) finish(err error) error {
 	}
 	r.st.CurrentTask = ""
 	r.st.WaitingUntil = nil
+	if p, ok := r.deps.Store.(preparer); ok {
+		p.DropPrepared() // the iteration they were made for will not come
+	}
 	// Durably: the process exits or the next run starts from here.
 	if serr := r.saveDurably(); serr != nil && err == nil {
 		err = serr

@@ -179,13 +179,23 @@ func assertReleased(t *testing.T, s *Store) {
 	}
 }
 
+// assertNoTempFiles: no temporary file in .ralph but the spare of
+// state.json that a holder of the lock keeps (see assertNoSpare).
 func assertNoTempFiles(t *testing.T, s *Store) {
 	t.Helper()
 	entries, _ := os.ReadDir(s.Dir())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".gitignore" {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".gitignore" && !strings.HasPrefix(e.Name(), ".state.json.spare-") {
 			t.Errorf("temporary file left in .ralph: %s", e.Name())
 		}
+	}
+}
+
+// assertNoSpare: once the lock is released, no spare is left either.
+func assertNoSpare(t *testing.T, s *Store) {
+	t.Helper()
+	if spares, _ := filepath.Glob(filepath.Join(s.Dir(), ".state.json.spare-*")); len(spares) > 0 {
+		t.Errorf("spare left in .ralph after the release: %q", spares)
 	}
 }
 
@@ -222,6 +232,7 @@ func TestLockAcquireRefuseRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertReleased(t, s)
+	assertNoSpare(t, s)
 	if err := release(); err != nil {
 		t.Errorf("second release: %v", err)
 	}
@@ -290,6 +301,7 @@ func TestLockDeadHolder(t *testing.T) {
 	}
 	assertReleased(t, s)
 	assertNoTempFiles(t, s)
+	assertNoSpare(t, s)
 }
 
 // TestLockLeftFile: a lock file nobody holds, whatever it says, is no

@@ -30,6 +30,20 @@ type Store struct {
 	// last line that precedes the first of them.
 	mu       sync.Mutex
 	repaired bool
+
+	// ahead are the transcript files of the next iteration, created in
+	// the background while the current one runs (PrepareIteration).
+	ahead ahead
+}
+
+// ahead is the iteration whose transcript files were made ahead.
+type ahead struct {
+	mu        sync.Mutex
+	wg        sync.WaitGroup
+	runID     string
+	iteration int
+	made      []string // the files it created
+	used      bool
 }
 
 // Open returns the store of projectDir, creating .ralph/ and .ralph/runs/
@@ -139,6 +153,65 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
 	return promptPath, outPath, nil
+}
+
+// PrepareIteration creates iteration's transcript files, empty, in the
+// background: creating a file costs a journal transaction, which is best
+// paid while an agent runs rather than between two. The writer of the
+// iteration truncates and fills them as it would have created them
+// (UsePrepared); DropPrepared removes them if the iteration never comes,
+// or comes as something else (an end review's round writes files of its
+// own). A run killed in
+// between leaves two empty files in its own runs directory.
+func (s *Store) PrepareIteration(runID string, iteration int) {
+	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) || iteration < 0 {
+		return
+	}
+	s.DropPrepared()
+	s.ahead.mu.Lock()
+	defer s.ahead.mu.Unlock()
+	s.ahead.runID, s.ahead.iteration, s.ahead.made, s.ahead.used = runID, iteration, nil, false
+	promptPath, outPath := TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
+	s.ahead.wg.Go(func() {
+		var made []string
+		_ = os.MkdirAll(filepath.Dir(outPath), 0o755)
+		for _, p := range []string{promptPath, outPath} {
+			// O_EXCL: never a file that is there already.
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				_ = f.Close()
+				made = append(made, p)
+			}
+		}
+		s.ahead.mu.Lock()
+		s.ahead.made = made
+		s.ahead.mu.Unlock()
+	})
+}
+
+// UsePrepared says the iteration's transcript files are being written:
+// those PrepareIteration made for it stay.
+func (s *Store) UsePrepared(runID string, iteration int) {
+	s.ahead.mu.Lock()
+	defer s.ahead.mu.Unlock()
+	if s.ahead.runID == runID && s.ahead.iteration == iteration {
+		s.ahead.used = true
+	}
+}
+
+// DropPrepared waits for the files PrepareIteration is making and removes
+// them unless their iteration came.
+func (s *Store) DropPrepared() {
+	s.ahead.wg.Wait()
+	s.ahead.mu.Lock()
+	defer s.ahead.mu.Unlock()
+	if !s.ahead.used {
+		for _, p := range s.ahead.made {
+			if info, err := os.Stat(p); err == nil && info.Size() == 0 {
+				_ = os.Remove(p)
+			}
+		}
+	}
+	s.ahead.runID, s.ahead.made = "", nil
 }
 
 // jsonError turns a decoding error of data (read from path) into one that

@@ -174,3 +174,51 @@ func TestIterationFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareIteration: the next iteration's files made ahead are the
+// ones IterationFiles names, kept when the iteration comes and removed
+// when it does not; a file already there is never touched.
+func TestPrepareIteration(t *testing.T) {
+	t.Parallel()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PrepareIteration("run1", 2)
+	s.UsePrepared("run1", 2)
+	prompt, out, err := s.IterationFiles("run1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prompt, []byte("the prompt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(out) // the agent said nothing: it stays empty
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	s.PrepareIteration("run1", 3) // the next: made, then not used
+	p3, o3 := TranscriptFiles(filepath.Dir(s.Dir()), "run1", 3)
+	s.DropPrepared()
+	for _, p := range []string{prompt, out} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s of the iteration that came: %v", filepath.Base(p), err)
+		}
+	}
+	for _, p := range []string{p3, o3} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s of the iteration that never came is still there (%v)", filepath.Base(p), err)
+		}
+	}
+	// A file that is there already is neither truncated nor removed.
+	p4, _ := TranscriptFiles(filepath.Dir(s.Dir()), "run1", 4)
+	if err := os.WriteFile(p4, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.PrepareIteration("run1", 4)
+	s.DropPrepared()
+	if b, err := os.ReadFile(p4); err != nil || string(b) != "kept" {
+		t.Errorf("a file that was there: %q, %v", b, err)
+	}
+}
