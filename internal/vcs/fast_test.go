@@ -458,3 +458,37 @@ func FuzzParseIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestCommitInProcessAfterSomeoneElse: a commit or a staged change made
+// with git between two of ralph's commits is seen (ralph does not start
+// from what it left).
+func TestCommitInProcessAfterSomeoneElse(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	first, err := g.Commit(ctx, "ralph one")
+	if err != nil || first == "" {
+		t.Fatal(first, err)
+	}
+	write(t, filepath.Join(dir, "user.txt"), "u\n")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "the user's")
+	user := gittest.Git(t, dir, "rev-parse", "HEAD")
+	write(t, filepath.Join(dir, "staged.txt"), "s\n")
+	gittest.Git(t, dir, "add", "staged.txt")
+	write(t, filepath.Join(dir, "ralph.txt"), "r\n")
+	second, err := g.Commit(ctx, "ralph two")
+	if err != nil || second == "" {
+		t.Fatal(second, err)
+	}
+	if parent := gittest.Git(t, dir, "rev-parse", second+"^"); parent != user {
+		t.Errorf("ralph's commit has parent %s, want the user's %s", parent, user)
+	}
+	if files := gittest.Git(t, dir, "show", "--name-only", "--format=", second); files != "ralph.txt\nstaged.txt" {
+		t.Errorf("ralph's commit holds %q", files)
+	}
+	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status after: %q", st)
+	}
+}

@@ -46,14 +46,21 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	if msg == "" {
 		return "", false, nil // git says why it refuses an empty message
 	}
-	branch, parent := g.headBranch()
-	if branch == "" || parent == "" {
-		return "", false, nil
+	last := g.last
+	g.last = nil
+	if last != nil && !last.fresh() {
+		last = nil
 	}
-	objects := filepath.Join(g.commonDir, "objects")
-	parentTree := looseCommitTree(objects, parent)
-	if parentTree == "" {
-		return "", false, nil
+	var branch, parent, parentTree string
+	if last != nil {
+		branch, parent, parentTree = last.branch, last.commit, last.tree
+	} else {
+		if branch, parent = g.headBranch(); branch == "" || parent == "" {
+			return "", false, nil
+		}
+		if parentTree = looseCommitTree(filepath.Join(g.commonDir, "objects"), parent); parentTree == "" {
+			return "", false, nil
+		}
 	}
 	if c.author == "" {
 		if !g.readIdents(ctx, c) {
@@ -67,8 +74,10 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	idxLock, refLock := lockAhead(g.index), lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)))
 	defer idxLock.release()
 	defer refLock.release()
-	idx, err := readIndex(g.index)
-	if err != nil {
+	var idx *index
+	if last != nil {
+		idx = last.index
+	} else if idx, err = readIndex(g.index); err != nil {
 		return "", false, nil //nolint:nilerr // git reads it, or says what is wrong
 	}
 	read := stampOf(g.index)
@@ -90,6 +99,7 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	// next commit takes it. The lock is held only to write it, after a
 	// check that nobody wrote the index since it was read (a git the user
 	// ran): a kill -9 leaves no lock behind but in that instant.
+	var written *index
 	writeIndex := func() (bool, error) {
 		lock, err := idxLock.take()
 		if err != nil {
@@ -100,7 +110,8 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 			_ = os.Remove(lock.Name())
 			return false, nil
 		}
-		data := encodeIndex(idx.version, s.entries, root, lockTime(lock))
+		written = &index{version: idx.version, entries: s.entries, mtime: lockTime(lock)}
+		data := encodeIndex(idx.version, s.entries, root, written.mtime)
 		return true, writeIndexFile(g.index, data, lock)
 	}
 	if tree == parentTree {
@@ -142,7 +153,39 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 		}
 		return "", false, err
 	}
+	g.last = newLastCommit(g, branch, hash, tree, written)
 	return hash, true, nil
+}
+
+// lastCommit is what a commit in process leaves: the branch, its commit
+// and tree, and the index as written, with the stat data of the files
+// that say so (HEAD, the branch, the index). The next commit starts from
+// it when none of them changed since: nobody else committed or staged.
+type lastCommit struct {
+	branch, commit, tree string
+	index                *index
+	stamps               []fileStamp
+}
+
+func newLastCommit(g *Git, branch, commit, tree string, idx *index) *lastCommit {
+	if idx == nil {
+		return nil
+	}
+	return &lastCommit{branch: branch, commit: commit, tree: tree, index: idx, stamps: []fileStamp{
+		stampOf(filepath.Join(g.gitDir, "HEAD")),
+		stampOf(filepath.Join(g.commonDir, filepath.FromSlash(branch))),
+		stampOf(g.index),
+	}}
+}
+
+// fresh reports whether the files are as the commit left them.
+func (l *lastCommit) fresh() bool {
+	for _, s := range l.stamps {
+		if !s.found || stampOf(s.path) != s {
+			return false
+		}
+	}
+	return true
 }
 
 // hooksPresent reports whether a hook a commit runs is installed.

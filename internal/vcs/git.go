@@ -78,15 +78,49 @@ type Git struct {
 	// syncPrivate: the private index is written before a look returns
 	// (a worktree removed when its task ends).
 	syncPrivate bool
+	// maint is closed when the maintenance started after a commit ends
+	// (nil: none under way); maintMu guards it.
+	maintMu sync.Mutex
+	maint   chan struct{}
+	// last is what the last commit in process left, for the next one to
+	// start from without reading it again (fastcommit.go).
+	last *lastCommit
 }
 
-// Close waits for what a look left to write (the private index); the
-// Git stays usable.
+// Close waits for what a look left to write (the private index) and for
+// the maintenance a commit started; the Git stays usable.
 func (g *Git) Close() error {
+	g.waitMaintenance()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.settlePrivate()
 	return nil
+}
+
+// startMaintenance runs what git commit would have started after its
+// work, git maintenance run --auto (which nearly always finds nothing to
+// do: see Commit), in the background: the next agent runs meanwhile. The
+// next Commit and Close wait for it.
+func (g *Git) startMaintenance(ctx context.Context) {
+	done := make(chan struct{})
+	g.maintMu.Lock()
+	g.maint = done
+	g.maintMu.Unlock()
+	go func() {
+		defer close(done)
+		_, _ = g.run(ctx, nil, "maintenance", "run", "--auto", "--quiet")
+	}()
+}
+
+// waitMaintenance waits for the maintenance startMaintenance started.
+func (g *Git) waitMaintenance() {
+	g.maintMu.Lock()
+	done := g.maint
+	g.maint = nil
+	g.maintMu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run its
@@ -314,11 +348,10 @@ func (g *Git) Dirty(ctx context.Context) (bool, error) {
 // when there is nothing to commit. The pre-commit and commit-msg hooks
 // run as for any commit.
 func (g *Git) Commit(ctx context.Context, message string) (string, error) {
+	g.waitMaintenance()
 	if hash, ok, err := g.commitInProcess(ctx, message); ok || err != nil {
 		if err == nil && hash != "" && g.commits.Add(1)%maintenanceEvery == 0 {
-			// What git commit would have started after its work: it
-			// nearly always finds nothing to do (see below).
-			_, _ = g.run(ctx, nil, "maintenance", "run", "--auto", "--quiet")
+			g.startMaintenance(ctx)
 		}
 		return hash, err
 	}
