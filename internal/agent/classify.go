@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -61,51 +62,55 @@ func mustRules(kind ErrorKind, patterns ...string) []errorRule {
 // builtinRules are tried after the configured ones, usage limits before
 // rate limits (a usage-limit message often says 429 too), auth and flag
 // errors before both, the broad network words last. They run only on
-// failed runs.
-var builtinRules = slices.Concat(
-	usageLimitRules,
-	mustRules(ErrorFatal,
-		`invalid (?:x-)?api[ _-]?key|incorrect api key|api[ _-]?key (?:is )?(?:invalid|missing|required|not (?:set|found|valid))|no api key`,
-		`unauthori[sz]ed|authentication (?:failed|error|required)|not (?:logged|signed) in|(?:please|must) (?:log ?in|sign ?in|authenticate|re-?authenticate)|login required|invalid[_ ]grant|(?:token|credentials?) (?:has |have )?expired`,
-		`(?:status|error|http|code)\W{0,3}40[13]\b|\b40[13] (?:unauthorized|forbidden)`,
-		`insufficient[_ ]quota|exceeded your current quota`,
-		`unknown (?:option|flag|argument|command)|unrecogni[sz]ed (?:option|argument|arguments|flag)|unexpected argument|invalid (?:option|flag)|missing required argument|not enough arguments`,
-		`command not found|env: .*: no such file or directory|cannot find module`,
-		`unknown model|invalid model|model (?:\S+ )?(?:not found|does not exist|is not supported|not available)`,
-	),
-	mustRules(ErrorRateLimit,
-		`rate[ _-]?limit`,
-		`too many requests`,
-		`\b429\b`,
-		`resource[ _]exhausted`,
-		`quota (?:exceeded|exhausted)`,
-		`exhausted your capacity`,
-		`throttl`,
-	),
-	mustRules(ErrorTransient,
-		`overloaded|\b529\b`,
-		`internal server error|bad gateway|service unavailable|gateway time-?out|upstream connect error`,
-		`(?:status|error|http|code)\W{0,3}5\d\d\b|\b5\d\d (?:internal|bad|service|gateway)`,
-		`econnreset|econnrefused|etimedout|eai_again|enotfound|socket hang up|network (?:error|is unreachable)|connection (?:reset|refused|closed|error|timed out)|fetch failed|stream (?:disconnected|error)|tls handshake|temporarily unavailable|request timed? ?out`,
-	),
-)
+// failed runs, so they are compiled on first use, not at start-up.
+var builtinRules = sync.OnceValue(func() []errorRule {
+	return slices.Concat(
+		usageLimitRules(),
+		mustRules(ErrorFatal,
+			`invalid (?:x-)?api[ _-]?key|incorrect api key|api[ _-]?key (?:is )?(?:invalid|missing|required|not (?:set|found|valid))|no api key`,
+			`unauthori[sz]ed|authentication (?:failed|error|required)|not (?:logged|signed) in|(?:please|must) (?:log ?in|sign ?in|authenticate|re-?authenticate)|login required|invalid[_ ]grant|(?:token|credentials?) (?:has |have )?expired`,
+			`(?:status|error|http|code)\W{0,3}40[13]\b|\b40[13] (?:unauthorized|forbidden)`,
+			`insufficient[_ ]quota|exceeded your current quota`,
+			`unknown (?:option|flag|argument|command)|unrecogni[sz]ed (?:option|argument|arguments|flag)|unexpected argument|invalid (?:option|flag)|missing required argument|not enough arguments`,
+			`command not found|env: .*: no such file or directory|cannot find module`,
+			`unknown model|invalid model|model (?:\S+ )?(?:not found|does not exist|is not supported|not available)`,
+		),
+		mustRules(ErrorRateLimit,
+			`rate[ _-]?limit`,
+			`too many requests`,
+			`\b429\b`,
+			`resource[ _]exhausted`,
+			`quota (?:exceeded|exhausted)`,
+			`exhausted your capacity`,
+			`throttl`,
+		),
+		mustRules(ErrorTransient,
+			`overloaded|\b529\b`,
+			`internal server error|bad gateway|service unavailable|gateway time-?out|upstream connect error`,
+			`(?:status|error|http|code)\W{0,3}5\d\d\b|\b5\d\d (?:internal|bad|service|gateway)`,
+			`econnreset|econnrefused|etimedout|eai_again|enotfound|socket hang up|network (?:error|is unreachable)|connection (?:reset|refused|closed|error|timed out)|fetch failed|stream (?:disconnected|error)|tls handshake|temporarily unavailable|request timed? ?out`,
+		),
+	)
+})
 
 // usageLimitRules recognize a subscription's usage limit, which lasts
 // until a reset time, as opposed to a per-minute rate limit.
-var usageLimitRules = mustRules(ErrorUsageLimit,
-	`hit your (?:usage )?limit`,
-	`usage[ _]limit`,
-	`out of extra usage`,
-	`(?:daily|weekly|monthly) (?:usage |request |token )?(?:limit|quota)`,
-	`exhausted your (?:daily|weekly|monthly) quota`,
-	`(?:quota|limit)\b[^.\n]{0,80}\bper (?:day|week|month)\b`,
-	`premium requests? (?:limit|allowance|quota)`,
-	`(?:out of|insufficient|no remaining) credits|credits? (?:exhausted|depleted)|credit limit`,
-	`limits (?:are|have been) reached|limits? exhausted`,
-)
+var usageLimitRules = sync.OnceValue(func() []errorRule {
+	return mustRules(ErrorUsageLimit,
+		`hit your (?:usage )?limit`,
+		`usage[ _]limit`,
+		`out of extra usage`,
+		`(?:daily|weekly|monthly) (?:usage |request |token )?(?:limit|quota)`,
+		`exhausted your (?:daily|weekly|monthly) quota`,
+		`(?:quota|limit)\b[^.\n]{0,80}\bper (?:day|week|month)\b`,
+		`premium requests? (?:limit|allowance|quota)`,
+		`(?:out of|insufficient|no remaining) credits|credits? (?:exhausted|depleted)|credit limit`,
+		`limits (?:are|have been) reached|limits? exhausted`,
+	)
+})
 
 func mentionsUsageLimit(text string) bool {
-	_, _, ok := matchRules(usageLimitRules, text)
+	_, _, ok := matchRules(usageLimitRules(), text)
 	return ok
 }
 
@@ -152,7 +157,7 @@ func classifyExit(res *Result, rules []errorRule, now time.Time) {
 			kind, line, _ = matchRules(rules, texts...)
 		}
 		if kind == ErrorNone {
-			kind, line, _ = matchRules(builtinRules, texts...)
+			kind, line, _ = matchRules(builtinRules(), texts...)
 			if res.HTTPStatus == 0 {
 				res.HTTPStatus = statusIn(texts...)
 			}

@@ -53,7 +53,7 @@ func (c *checker) claims(r row, p string) bool {
 }
 
 func newChecker(files []*fileDiff, opts Options) *checker {
-	rows := append(optionRows(opts), table...)
+	rows := append(optionRows(opts), table()...)
 	for i := range rows {
 		rows[i].id = i // rows is a copy: the table stays as it is
 	}

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // This file is the rule table. Supporting a new language, test framework,
@@ -161,76 +162,80 @@ var (
 	jsDecl = re("\\b[xf]?(?:it|test|describe|context|suite|specify|bench)(?:\\.\\w+)*(?:\\([^)]*\\))?\\s*\\(\\s*(?:'([^']*)'|\"([^\"]*)\"|`([^`]*)`)")
 )
 
-// table is every rule. Rows are tried in order; for onChanged the first row
+// table is every rule, compiled on first use (its patterns cost more than
+// a run that never checks a diff should pay at start-up). Rows are tried
+// in order; for onChanged the first row
 // that claims a file (and, when scoped, a line) wins, so the specific
 // rows (gate files, from Options) come before the general ones.
-var table = []row{
-	// Go.
-	{files: goTests, on: onDeleted, rule: RuleTestDeleted, why: "Go test file removed: its tests no longer run"},
-	{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`^\s*func\s+((?:Test|Benchmark|Fuzz|Example)\w*)\s*\(`), why: "Go test function removed"},
-	{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`\.Run\(\s*"([^"]+)"`), why: "Go subtest removed"},
-	{files: goTests, on: onAdded, rule: RuleSkipAdded, re: re(`\.Skip(?:Now|f)?\(`), why: "Go test skipped"},
-	{files: goTests, on: onAddedRaw, rule: RuleSkipAdded, re: re(`^//\s*go:build\s+ignore\b|^//\s*\+build\s+ignore\b`), why: "Go test file excluded from the build"},
-	{files: goTests, on: onRemoved, rule: RuleAssertionRemoved, re: goAssert, why: "Go check removed"},
-	{files: goTests, on: onCommented, rule: RuleAssertionCommented, re: goAssert, why: "Go check commented out"},
-	{files: goFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`//\s*nolint\b|//\s*lint:(?:file-)?ignore\b|//\s*#?nosec\b`), why: "lint check suppressed", tool: "golangci-lint"},
+var table = sync.OnceValue(func() []row {
+	return []row{
+		// Go.
+		{files: goTests, on: onDeleted, rule: RuleTestDeleted, why: "Go test file removed: its tests no longer run"},
+		{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`^\s*func\s+((?:Test|Benchmark|Fuzz|Example)\w*)\s*\(`), why: "Go test function removed"},
+		{files: goTests, on: onDecl, rule: RuleTestRemoved, re: re(`\.Run\(\s*"([^"]+)"`), why: "Go subtest removed"},
+		{files: goTests, on: onAdded, rule: RuleSkipAdded, re: re(`\.Skip(?:Now|f)?\(`), why: "Go test skipped"},
+		{files: goTests, on: onAddedRaw, rule: RuleSkipAdded, re: re(`^//\s*go:build\s+ignore\b|^//\s*\+build\s+ignore\b`), why: "Go test file excluded from the build"},
+		{files: goTests, on: onRemoved, rule: RuleAssertionRemoved, re: goAssert, why: "Go check removed"},
+		{files: goTests, on: onCommented, rule: RuleAssertionCommented, re: goAssert, why: "Go check commented out"},
+		{files: goFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`//\s*nolint\b|//\s*lint:(?:file-)?ignore\b|//\s*#?nosec\b`), why: "lint check suppressed", tool: "golangci-lint"},
 
-	// JavaScript and TypeScript (Jest, Vitest, Mocha, Jasmine, node:test).
-	{files: jsTests, on: onDeleted, rule: RuleTestDeleted, why: "JS/TS test file removed: its tests no longer run"},
-	{files: jsTests, on: onDecl, rule: RuleTestRemoved, re: jsDecl, why: "JS/TS test case removed"},
-	{files: jsTests, on: onAdded, rule: RuleSkipAdded, re: re(`\b(?:it|test|describe|context|suite|specify)\.(?:skip|todo|only|skipIf|runIf|fails)\b|\b(?:xit|xtest|xdescribe|xcontext|xspecify|fit|fdescribe|ftest)\s*\(|\bthis\.skip\s*\(|\{\s*skip\s*:\s*true\b`), why: "JS/TS test skipped or the suite narrowed (.only)"},
-	{files: jsTests, on: onRemoved, rule: RuleAssertionRemoved, re: jsAssert, why: "JS/TS assertion removed"},
-	{files: jsTests, on: onCommented, rule: RuleAssertionCommented, re: jsAssert, why: "JS/TS assertion commented out"},
-	{files: jsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`(?://|/\*)\s*eslint-disable|@ts-(?:ignore|expect-error|nocheck)\b|(?://|/\*)\s*(?:istanbul|c8|v8)\s+ignore\b|(?://|/\*)\s*biome-ignore\b|(?://|/\*)\s*oxlint-disable`), why: "lint or type check suppressed", tool: "eslint"},
+		// JavaScript and TypeScript (Jest, Vitest, Mocha, Jasmine, node:test).
+		{files: jsTests, on: onDeleted, rule: RuleTestDeleted, why: "JS/TS test file removed: its tests no longer run"},
+		{files: jsTests, on: onDecl, rule: RuleTestRemoved, re: jsDecl, why: "JS/TS test case removed"},
+		{files: jsTests, on: onAdded, rule: RuleSkipAdded, re: re(`\b(?:it|test|describe|context|suite|specify)\.(?:skip|todo|only|skipIf|runIf|fails)\b|\b(?:xit|xtest|xdescribe|xcontext|xspecify|fit|fdescribe|ftest)\s*\(|\bthis\.skip\s*\(|\{\s*skip\s*:\s*true\b`), why: "JS/TS test skipped or the suite narrowed (.only)"},
+		{files: jsTests, on: onRemoved, rule: RuleAssertionRemoved, re: jsAssert, why: "JS/TS assertion removed"},
+		{files: jsTests, on: onCommented, rule: RuleAssertionCommented, re: jsAssert, why: "JS/TS assertion commented out"},
+		{files: jsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`(?://|/\*)\s*eslint-disable|@ts-(?:ignore|expect-error|nocheck)\b|(?://|/\*)\s*(?:istanbul|c8|v8)\s+ignore\b|(?://|/\*)\s*biome-ignore\b|(?://|/\*)\s*oxlint-disable`), why: "lint or type check suppressed", tool: "eslint"},
 
-	// Python (pytest, unittest).
-	{files: pyTests, on: onDeleted, rule: RuleTestDeleted, why: "Python test file removed: its tests no longer run"},
-	{files: pyTests, on: onDecl, rule: RuleTestRemoved, re: re(`^\s*(?:async\s+)?def\s+(test\w*)\s*\(|^\s*class\s+(Test\w*)\b`), why: "Python test removed"},
-	{files: pyFiles, on: onAdded, rule: RuleSkipAdded, re: re(`@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail|importorskip)\s*\(|@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b|\bself\.skipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b`), why: "Python test skipped"},
-	{files: pyTests, on: onRemoved, rule: RuleAssertionRemoved, re: pyAssert, why: "Python assertion removed"},
-	{files: pyTests, on: onCommented, rule: RuleAssertionCommented, re: pyAssert, why: "Python assertion commented out"},
-	{files: pyFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#\s*noqa\b|#\s*type:\s*ignore\b|#\s*pylint:\s*disable|#\s*pragma:\s*no\s*cover\b|#\s*mypy:\s*ignore-errors\b|#\s*ruff:\s*noqa\b|#\s*pyright:\s*ignore\b|#\s*nosec\b|#\s*fmt:\s*off\b`), why: "lint, type or coverage check suppressed", tool: "ruff"},
+		// Python (pytest, unittest).
+		{files: pyTests, on: onDeleted, rule: RuleTestDeleted, why: "Python test file removed: its tests no longer run"},
+		{files: pyTests, on: onDecl, rule: RuleTestRemoved, re: re(`^\s*(?:async\s+)?def\s+(test\w*)\s*\(|^\s*class\s+(Test\w*)\b`), why: "Python test removed"},
+		{files: pyFiles, on: onAdded, rule: RuleSkipAdded, re: re(`@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail|importorskip)\s*\(|@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b|\bself\.skipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b`), why: "Python test skipped"},
+		{files: pyTests, on: onRemoved, rule: RuleAssertionRemoved, re: pyAssert, why: "Python assertion removed"},
+		{files: pyTests, on: onCommented, rule: RuleAssertionCommented, re: pyAssert, why: "Python assertion commented out"},
+		{files: pyFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#\s*noqa\b|#\s*type:\s*ignore\b|#\s*pylint:\s*disable|#\s*pragma:\s*no\s*cover\b|#\s*mypy:\s*ignore-errors\b|#\s*ruff:\s*noqa\b|#\s*pyright:\s*ignore\b|#\s*nosec\b|#\s*fmt:\s*off\b`), why: "lint, type or coverage check suppressed", tool: "ruff"},
 
-	// Rust: tests live in tests/ and in #[cfg(test)] modules of any file.
-	{files: rsTests, on: onDeleted, rule: RuleTestDeleted, why: "Rust integration test file removed: its tests no longer run"},
-	{files: rsFiles, on: onDecl, rule: RuleTestRemoved, re: re(`#\[(?:\w+::)*test\b[^\]]*\]`), next: re(`\bfn\s+(\w+)`), why: "Rust #[test] function removed"},
-	{files: rsFiles, on: onDecl, rule: RuleTestRemoved, re: re(`#\[cfg\(test\)\]`), next: re(`\bmod\s+(\w+)`), why: "Rust #[cfg(test)] module removed"},
-	{files: rsFiles, on: onAdded, rule: RuleSkipAdded, re: re(`#\[ignore\b`), why: "Rust test ignored"},
-	{files: rsFiles, on: onRemoved, rule: RuleAssertionRemoved, re: rsAssert, why: "Rust assertion removed"},
-	{files: rsFiles, on: onCommented, rule: RuleAssertionCommented, re: rsAssert, why: "Rust assertion commented out"},
-	{files: rsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#!?\[(?:allow|expect)\s*\(|#!?\[cfg_attr\(.*\b(?:allow|expect)\s*\(`), why: "compiler or clippy lint suppressed", tool: "clippy"},
+		// Rust: tests live in tests/ and in #[cfg(test)] modules of any file.
+		{files: rsTests, on: onDeleted, rule: RuleTestDeleted, why: "Rust integration test file removed: its tests no longer run"},
+		{files: rsFiles, on: onDecl, rule: RuleTestRemoved, re: re(`#\[(?:\w+::)*test\b[^\]]*\]`), next: re(`\bfn\s+(\w+)`), why: "Rust #[test] function removed"},
+		{files: rsFiles, on: onDecl, rule: RuleTestRemoved, re: re(`#\[cfg\(test\)\]`), next: re(`\bmod\s+(\w+)`), why: "Rust #[cfg(test)] module removed"},
+		{files: rsFiles, on: onAdded, rule: RuleSkipAdded, re: re(`#\[ignore\b`), why: "Rust test ignored"},
+		{files: rsFiles, on: onRemoved, rule: RuleAssertionRemoved, re: rsAssert, why: "Rust assertion removed"},
+		{files: rsFiles, on: onCommented, rule: RuleAssertionCommented, re: rsAssert, why: "Rust assertion commented out"},
+		{files: rsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#!?\[(?:allow|expect)\s*\(|#!?\[cfg_attr\(.*\b(?:allow|expect)\s*\(`), why: "compiler or clippy lint suppressed", tool: "clippy"},
 
-	// Java and Kotlin (JUnit 4 and 5, TestNG).
-	{files: jvmTests, on: onDeleted, rule: RuleTestDeleted, why: "JVM test file removed: its tests no longer run"},
-	{files: jvmTests, on: onDecl, rule: RuleTestRemoved, re: re(`@(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\b`), next: re("\\b(?:void|fun)\\s+(\\w+|`[^`]+`)"), why: "JVM @Test method removed"},
-	{files: jvmTests, on: onAdded, rule: RuleSkipAdded, re: re(`@(?:Disabled\w*|Ignore)\b|\bAssume(?:ptions)?\.assume\w*\s*\(|\bassume(?:True|False|That)\s*\(|@Test\s*\(\s*enabled\s*=\s*false`), why: "JVM test disabled"},
-	{files: jvmTests, on: onRemoved, rule: RuleAssertionRemoved, re: jvAssert, why: "JVM assertion removed"},
-	{files: jvmTests, on: onCommented, rule: RuleAssertionCommented, re: jvAssert, why: "JVM assertion commented out"},
-	{files: jvmFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`@SuppressWarnings\b|@Suppress\s*\(|@SuppressFBWarnings\b|//\s*NOSONAR\b|//\s*CHECKSTYLE\s*:?\s*OFF\b|//\s*noinspection\b`), why: "compiler or lint warning suppressed", tool: "lint"},
+		// Java and Kotlin (JUnit 4 and 5, TestNG).
+		{files: jvmTests, on: onDeleted, rule: RuleTestDeleted, why: "JVM test file removed: its tests no longer run"},
+		{files: jvmTests, on: onDecl, rule: RuleTestRemoved, re: re(`@(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\b`), next: re("\\b(?:void|fun)\\s+(\\w+|`[^`]+`)"), why: "JVM @Test method removed"},
+		{files: jvmTests, on: onAdded, rule: RuleSkipAdded, re: re(`@(?:Disabled\w*|Ignore)\b|\bAssume(?:ptions)?\.assume\w*\s*\(|\bassume(?:True|False|That)\s*\(|@Test\s*\(\s*enabled\s*=\s*false`), why: "JVM test disabled"},
+		{files: jvmTests, on: onRemoved, rule: RuleAssertionRemoved, re: jvAssert, why: "JVM assertion removed"},
+		{files: jvmTests, on: onCommented, rule: RuleAssertionCommented, re: jvAssert, why: "JVM assertion commented out"},
+		{files: jvmFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`@SuppressWarnings\b|@Suppress\s*\(|@SuppressFBWarnings\b|//\s*NOSONAR\b|//\s*CHECKSTYLE\s*:?\s*OFF\b|//\s*noinspection\b`), why: "compiler or lint warning suppressed", tool: "lint"},
 
-	// Shell.
-	{files: shFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#\s*shellcheck\s+disable\b`), why: "shellcheck check suppressed", tool: "shellcheck"},
+		// Shell.
+		{files: shFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#\s*shellcheck\s+disable\b`), why: "shellcheck check suppressed", tool: "shellcheck"},
 
-	// CI.
-	{files: fileSet{".github/workflows/*", ".github/actions/**", ".gitlab-ci.yml", ".gitlab-ci/**", ".ci/**", "Jenkinsfile", ".circleci/**", "azure-pipelines.yml", ".travis.yml", "bitbucket-pipelines.yml", ".buildkite/**", ".drone.yml", ".woodpecker.yml", ".woodpecker/**"},
-		on: onChanged, rule: RuleCIChanged, why: "CI configuration changed", tool: "CI"},
+		// CI.
+		{files: fileSet{".github/workflows/*", ".github/actions/**", ".gitlab-ci.yml", ".gitlab-ci/**", ".ci/**", "Jenkinsfile", ".circleci/**", "azure-pipelines.yml", ".travis.yml", "bitbucket-pipelines.yml", ".buildkite/**", ".drone.yml", ".woodpecker.yml", ".woodpecker/**"},
+			on: onChanged, rule: RuleCIChanged, why: "CI configuration changed", tool: "CI"},
 
-	// Lint, format and type-check configuration.
-	{files: fileSet{".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"}, on: onChanged, rule: RuleConfigChanged, why: "golangci-lint configuration changed", tool: "golangci-lint"},
-	{files: fileSet{".eslintrc", ".eslintrc.*", "eslint.config.*", ".eslintignore"}, on: onChanged, rule: RuleConfigChanged, why: "ESLint configuration changed", tool: "eslint"},
-	{files: fileSet{".prettierrc", ".prettierrc.*", "prettier.config.*", ".prettierignore"}, on: onChanged, rule: RuleConfigChanged, why: "Prettier configuration changed", tool: "prettier"},
-	{files: fileSet{"biome.json", "biome.jsonc", ".oxlintrc.json"}, on: onChanged, rule: RuleConfigChanged, why: "lint configuration changed", tool: "lint"},
-	{files: fileSet{"ruff.toml", ".ruff.toml", ".flake8", ".pylintrc", "pylintrc", "mypy.ini", ".mypy.ini", "pyrightconfig.json"}, on: onChanged, rule: RuleConfigChanged, why: "Python lint or type-check configuration changed", tool: "lint"},
-	{files: fileSet{"pyproject.toml"}, on: onChanged, scope: inSection, re: re(`^tool\.(?:ruff|pytest|coverage|mypy|pylint|pyright|flake8|black|isort)\b`), rule: RuleConfigChanged, why: "pyproject.toml lint, test or coverage section changed", tool: "pyproject"},
-	{files: fileSet{"setup.cfg", "tox.ini", "pytest.ini", ".coveragerc", "noxfile.py"}, on: onChanged, rule: RuleConfigChanged, why: "Python test, lint or coverage configuration changed", tool: "pytest"},
-	{files: fileSet{"jest.config.*", "vitest.config.*", "vitest.workspace.*", ".mocharc*", "karma.conf.*", "playwright.config.*", ".nycrc", ".nycrc.*", ".c8rc", ".c8rc.*", "codecov.yml", ".codecov.yml"}, on: onChanged, rule: RuleConfigChanged, why: "JS test runner or coverage configuration changed", tool: "test config"},
-	{files: fileSet{"tsconfig*.json", "jsconfig*.json"}, on: onChanged, scope: withKey, re: re(`"(?:strict\w*|noImplicit\w*|noUnused\w*|noUnchecked\w*|noFallthrough\w*|noPropertyAccessFromIndexSignature|exactOptionalPropertyTypes|useUnknownInCatchVariables|alwaysStrict|skipLibCheck|checkJs|noEmitOnError|allowUnreachableCode|allowUnusedLabels)"\s*:`), rule: RuleConfigChanged, why: "TypeScript strictness flag changed", tool: "tsconfig"},
-	{files: fileSet{"package.json"}, on: onChanged, scope: withKey, re: re(`"(?:test|lint|check|typecheck|type-check|tsc|coverage|ci|verify|validate|format:check|pretest|posttest|prelint)(?::[^"]*)?"\s*:|"(?:jest|eslintConfig|prettier|c8|nyc|vitest|mocha|ava)"\s*:`), rule: RuleConfigChanged, why: "package.json test or lint entry changed", tool: "package.json"},
-	{files: fileSet{"Cargo.toml"}, on: onChanged, scope: inSection, re: re(`^(?:workspace\.)?lints\b`), rule: RuleConfigChanged, why: "Cargo.toml [lints] changed", tool: "clippy"},
-	{files: fileSet{"clippy.toml", ".clippy.toml", "rustfmt.toml", ".rustfmt.toml", "deny.toml"}, on: onChanged, rule: RuleConfigChanged, why: "Rust lint configuration changed", tool: "clippy"},
-	{files: fileSet{"Makefile", "makefile", "GNUmakefile", "*.mk"}, on: onChanged, scope: inTarget, re: re(`^(?:test|tests|check|lint|vet|ci|verify|coverage|cover)(?:[-_.:/]\S*)?$`), rule: RuleConfigChanged, why: "Makefile check target changed", tool: "Makefile"},
-	{files: fileSet{"checkstyle*.xml", "detekt*.yml", "pmd*.xml", "spotbugs*.xml", ".editorconfig-checker.json", ".shellcheckrc", ".pre-commit-config.yaml", ".markdownlint*", ".stylelintrc*", ".hadolint.yaml"}, on: onChanged, rule: RuleConfigChanged, why: "lint configuration changed", tool: "lint"},
-}
+		// Lint, format and type-check configuration.
+		{files: fileSet{".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"}, on: onChanged, rule: RuleConfigChanged, why: "golangci-lint configuration changed", tool: "golangci-lint"},
+		{files: fileSet{".eslintrc", ".eslintrc.*", "eslint.config.*", ".eslintignore"}, on: onChanged, rule: RuleConfigChanged, why: "ESLint configuration changed", tool: "eslint"},
+		{files: fileSet{".prettierrc", ".prettierrc.*", "prettier.config.*", ".prettierignore"}, on: onChanged, rule: RuleConfigChanged, why: "Prettier configuration changed", tool: "prettier"},
+		{files: fileSet{"biome.json", "biome.jsonc", ".oxlintrc.json"}, on: onChanged, rule: RuleConfigChanged, why: "lint configuration changed", tool: "lint"},
+		{files: fileSet{"ruff.toml", ".ruff.toml", ".flake8", ".pylintrc", "pylintrc", "mypy.ini", ".mypy.ini", "pyrightconfig.json"}, on: onChanged, rule: RuleConfigChanged, why: "Python lint or type-check configuration changed", tool: "lint"},
+		{files: fileSet{"pyproject.toml"}, on: onChanged, scope: inSection, re: re(`^tool\.(?:ruff|pytest|coverage|mypy|pylint|pyright|flake8|black|isort)\b`), rule: RuleConfigChanged, why: "pyproject.toml lint, test or coverage section changed", tool: "pyproject"},
+		{files: fileSet{"setup.cfg", "tox.ini", "pytest.ini", ".coveragerc", "noxfile.py"}, on: onChanged, rule: RuleConfigChanged, why: "Python test, lint or coverage configuration changed", tool: "pytest"},
+		{files: fileSet{"jest.config.*", "vitest.config.*", "vitest.workspace.*", ".mocharc*", "karma.conf.*", "playwright.config.*", ".nycrc", ".nycrc.*", ".c8rc", ".c8rc.*", "codecov.yml", ".codecov.yml"}, on: onChanged, rule: RuleConfigChanged, why: "JS test runner or coverage configuration changed", tool: "test config"},
+		{files: fileSet{"tsconfig*.json", "jsconfig*.json"}, on: onChanged, scope: withKey, re: re(`"(?:strict\w*|noImplicit\w*|noUnused\w*|noUnchecked\w*|noFallthrough\w*|noPropertyAccessFromIndexSignature|exactOptionalPropertyTypes|useUnknownInCatchVariables|alwaysStrict|skipLibCheck|checkJs|noEmitOnError|allowUnreachableCode|allowUnusedLabels)"\s*:`), rule: RuleConfigChanged, why: "TypeScript strictness flag changed", tool: "tsconfig"},
+		{files: fileSet{"package.json"}, on: onChanged, scope: withKey, re: re(`"(?:test|lint|check|typecheck|type-check|tsc|coverage|ci|verify|validate|format:check|pretest|posttest|prelint)(?::[^"]*)?"\s*:|"(?:jest|eslintConfig|prettier|c8|nyc|vitest|mocha|ava)"\s*:`), rule: RuleConfigChanged, why: "package.json test or lint entry changed", tool: "package.json"},
+		{files: fileSet{"Cargo.toml"}, on: onChanged, scope: inSection, re: re(`^(?:workspace\.)?lints\b`), rule: RuleConfigChanged, why: "Cargo.toml [lints] changed", tool: "clippy"},
+		{files: fileSet{"clippy.toml", ".clippy.toml", "rustfmt.toml", ".rustfmt.toml", "deny.toml"}, on: onChanged, rule: RuleConfigChanged, why: "Rust lint configuration changed", tool: "clippy"},
+		{files: fileSet{"Makefile", "makefile", "GNUmakefile", "*.mk"}, on: onChanged, scope: inTarget, re: re(`^(?:test|tests|check|lint|vet|ci|verify|coverage|cover)(?:[-_.:/]\S*)?$`), rule: RuleConfigChanged, why: "Makefile check target changed", tool: "Makefile"},
+		{files: fileSet{"checkstyle*.xml", "detekt*.yml", "pmd*.xml", "spotbugs*.xml", ".editorconfig-checker.json", ".shellcheckrc", ".pre-commit-config.yaml", ".markdownlint*", ".stylelintrc*", ".hadolint.yaml"}, on: onChanged, rule: RuleConfigChanged, why: "lint configuration changed", tool: "lint"},
+	}
+})
 
 // commentStyle is how a language writes comments, for reading which added
 // lines are commented out.
