@@ -378,6 +378,11 @@ func TestSpare(t *testing.T) {
 			t.Errorf("permissions %v, %v; want the file's own 0604", info.Mode().Perm(), err)
 		}
 	}
+	// The next spare is made in the background: wait for it.
+	s.mu.Lock()
+	next := s.spares[path]
+	s.mu.Unlock()
+	<-next.done
 	spares, _ := filepath.Glob(filepath.Join(dir, ".state.json"+spareSuffix+"*"))
 	if len(spares) != 1 {
 		t.Errorf("spares waiting: %q, want one", spares)
