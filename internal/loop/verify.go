@@ -95,10 +95,6 @@ func (r *runner) markStart(ctx context.Context, t task.Task) {
 		look = r.deps.Trees.Seen
 	}
 	id, err := look(ctx)
-	if s, ok := r.deps.Trees.(treeSyncer); ok && err == nil {
-		// The id goes into state.json: its objects must be on disk first.
-		err = s.Sync()
-	}
 	if err != nil {
 		r.warn("could not record the tree %s starts from (its diff will not be checked): %v", t.ID, err)
 		return
@@ -106,12 +102,6 @@ func (r *runner) markStart(ctx context.Context, t task.Task) {
 	ts := r.st.Tasks[t.ID]
 	ts.StartTree = id
 	r.st.Tasks[t.ID] = ts
-}
-
-// treeSyncer is Trees whose looks may still be writing the objects of
-// the tree ids they hand out (vcs.Git): Sync waits until they are on disk.
-type treeSyncer interface {
-	Sync() error
 }
 
 // claim is the work a done claim is about: the diff from the tree the

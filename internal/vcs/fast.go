@@ -220,7 +220,6 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		}
 	}
 	store := g.objects()
-	store.keepRaw = !g.syncPrivate
 	s, err := scanWorkTree(g.Root, idx, store, base)
 	if err != nil {
 		if errors.Is(err, errUnplain) {
@@ -233,35 +232,29 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		return nil, true, nil
 	}
 	root, err := store.writeTrees(s.entries)
+	if err == nil {
+		err = store.flush()
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	g.tree = fmt.Sprintf("%x", root.id)
-	g.writePrivate(&index{version: idx.version, entries: s.entries}, root, store)
+	g.writePrivate(&index{version: idx.version, entries: s.entries}, root)
 	return s.changed, true, nil
 }
 
-// writePrivate writes the look's new objects and then ralph's index to
-// disk off the loop's path, and keeps the index in memory for the next
-// look; g.mu is held. Until the write is done the objects are read from
-// memory (looseStore); everything that needs them on disk waits for it
-// first: a git process (awaitWrites), a commit, the next look, Snapshot,
-// Sync and Close. A run killed before the write is done leaves the
-// previous look's index, whose next look finds the changes again.
-func (g *Git) writePrivate(idx *index, root *treeNode, objects *objectStore) {
+// writePrivate writes ralph's index to disk off the loop's path, and
+// keeps it in memory for the next look; g.mu is held. Only ralph reads
+// that file, and everything that does waits for the write first
+// (settlePrivate), as does Close. A run killed before the write is done
+// leaves the previous look's index, whose next look finds the changes
+// again.
+func (g *Git) writePrivate(idx *index, root *treeNode) {
 	done := make(chan struct{})
-	g.idx = idx
-	g.bgMu.Lock()
-	g.privDone, g.unwritten = done, objects.raw
-	g.bgMu.Unlock()
+	g.idx, g.privDone = idx, done
 	path := g.private
 	write := func() {
 		defer close(done)
-		// The objects first: the index names them.
-		if err := objects.flush(); err != nil {
-			idx.broken = true
-			return
-		}
 		lock, err := lockFile(path, true)
 		if err != nil {
 			idx.broken = true
@@ -286,42 +279,14 @@ func (g *Git) writePrivate(idx *index, root *treeNode, objects *objectStore) {
 // g.mu is held. An index that could not be written is read again from
 // disk (the older one there makes the next look find more, not less).
 func (g *Git) settlePrivate() {
-	g.bgMu.Lock()
-	done := g.privDone
-	g.bgMu.Unlock()
-	if done == nil {
+	if g.privDone == nil {
 		return
 	}
-	<-done
-	g.bgMu.Lock()
-	g.privDone, g.unwritten = nil, nil
-	g.bgMu.Unlock()
+	<-g.privDone
+	g.privDone = nil
 	if g.idx != nil && g.idx.broken {
-		// The objects or the index did not reach the disk: the next look
-		// starts from the file and writes what is missing again.
-		g.idx, g.tree = nil, ""
+		g.idx = nil
 	}
-}
-
-// awaitWrites waits for what a look is writing in the background, for a
-// git process about to read the objects; it takes no lock but bgMu.
-func (g *Git) awaitWrites() {
-	g.bgMu.Lock()
-	done := g.privDone
-	g.bgMu.Unlock()
-	if done != nil {
-		<-done
-	}
-}
-
-// Sync waits until the objects of the trees Seen and Changes named are
-// on disk, for a caller that records a tree id where another process (or
-// a later run) reads it.
-func (g *Git) Sync() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.settlePrivate()
-	return nil
 }
 
 // treeInProcess is write-tree without git: the private index's tree,

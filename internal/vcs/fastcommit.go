@@ -23,7 +23,6 @@ import (
 func (g *Git) commitInProcess(ctx context.Context, message string) (hash string, ok bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.settlePrivate() // the look's objects, which the commit's tree names, are on disk
 	base, plain := g.plain(ctx)
 	if !plain || g.index == "" {
 		return "", false, nil

@@ -73,12 +73,8 @@ type Git struct {
 	// idx is the private index as the last look in process left it, nil
 	// when only the file says; privDone is closed when its write to the
 	// file is done (nil: no write under way). See writePrivate.
-	idx *index
-	// privDone and unwritten (the look's objects in memory until they are
-	// on disk) are guarded by bgMu, which awaitWrites takes without mu.
-	bgMu      sync.Mutex
-	privDone  chan struct{}
-	unwritten map[string]memObject
+	idx      *index
+	privDone chan struct{}
 	// syncPrivate: the private index is written before a look returns
 	// (a worktree removed when its task ends).
 	syncPrivate bool
@@ -194,9 +190,7 @@ func (g *Git) Snapshot(ctx context.Context) (string, error) {
 	if err := g.scan(ctx); err != nil {
 		return "", err
 	}
-	tree, err := g.writeTree(ctx)
-	g.settlePrivate() // a snapshot is kept: its objects are on disk
-	return tree, err
+	return g.writeTree(ctx)
 }
 
 // Seen returns the id of the tree the last look at the working tree saw
@@ -500,7 +494,6 @@ func parseAddVerbose(out string) (changed []string, ralph bool) {
 // run runs one git command in the working tree; a failure is a *CmdError
 // carrying git's stderr.
 func (g *Git) run(ctx context.Context, env []string, args ...string) (string, error) {
-	g.awaitWrites() // git may read what a look is writing
 	return command(ctx, g.Root, environ(g.Env), env, "git", args...)
 }
 

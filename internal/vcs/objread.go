@@ -36,9 +36,6 @@ type looseObjects struct {
 	raw bytes.Reader
 	// trees keeps the trees read, which a caller may ask for twice.
 	trees map[string][]byte
-	// mem are objects a look wrote that may not be on disk yet (never
-	// changed once handed over: read without a lock).
-	mem map[string]memObject
 	// abbrev is how many hex digits an abbreviated id has; 0 until asked.
 	abbrev int
 }
@@ -98,10 +95,7 @@ func (g *Git) looseStore() (*looseObjects, bool) {
 		bytes.Contains(b, []byte(" refs/replace/")) {
 		return nil, false
 	}
-	g.bgMu.Lock()
-	mem := g.unwritten
-	g.bgMu.Unlock()
-	return &looseObjects{dir: filepath.Join(g.commonDir, "objects"), mem: mem}, true
+	return &looseObjects{dir: filepath.Join(g.commonDir, "objects")}, true
 }
 
 // read returns the type and content of the loose object id (40 hex
@@ -112,9 +106,6 @@ func (s *looseObjects) read(id string) (string, []byte, error) {
 	}
 	if body, ok := s.trees[id]; ok {
 		return "tree", body, nil
-	}
-	if o, ok := s.mem[id]; ok {
-		return o.kind, o.data, nil
 	}
 	compressed, err := os.ReadFile(filepath.Join(s.dir, id[:2], id[2:]))
 	if err != nil {

@@ -30,17 +30,6 @@ type objectStore struct {
 	zw *zlib.Writer
 	// pending are the objects compressed but not written yet, by id.
 	pending map[[sha1.Size]byte][]byte
-	// raw keeps the content of the pending objects small enough for the
-	// diff to read (memObject), by id in hex, when asked (keepRaw).
-	raw     map[string]memObject
-	keepRaw bool
-}
-
-// memObject is an object's type and content, held in memory until it is
-// on disk.
-type memObject struct {
-	kind string
-	data []byte
 }
 
 // hashObject is the id of an object of type kind with content data.
@@ -96,12 +85,6 @@ func (s *objectStore) write(kind string, data []byte) ([sha1.Size]byte, error) {
 		s.pending = map[[sha1.Size]byte][]byte{}
 	}
 	s.pending[id] = z.Bytes()
-	if s.keepRaw && len(data) <= maxObject {
-		if s.raw == nil {
-			s.raw = map[string]memObject{}
-		}
-		s.raw[hex.EncodeToString(id[:])] = memObject{kind, data}
-	}
 	return id, nil
 }
 

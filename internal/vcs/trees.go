@@ -231,7 +231,6 @@ func (g *Git) repoPath(p string) (string, bool) {
 // input, and returns what it printed on stdout as bytes (file contents
 // need not be text); a failure is a *CmdError carrying git's stderr.
 func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
-	g.awaitWrites() // git may read what a look is writing
 	var stdout, stderr bytes.Buffer
 	c := proc.Cmd{
 		Argv: append([]string{"git"}, args...), Dir: g.Root,
