@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
@@ -386,7 +387,11 @@ func TestRacyEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := indexEntry{name: "f.txt", mode: 0o100644, stat: statOf(info.Sys().(*syscall.Stat_t))}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, "f.txt"), &st); err != nil {
+		t.Fatal(err)
+	}
+	e := indexEntry{name: "f.txt", mode: 0o100644, stat: statOf(&st)}
 	e.oid = hashObject("blob", []byte("old content\n")) // what the index says: not the file
 	store := &objectStore{dir: t.TempDir()}
 	for _, c := range []struct {

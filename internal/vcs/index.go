@@ -9,8 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // This file reads and writes git's index file (Documentation/gitformat-
@@ -35,7 +36,7 @@ type statData struct {
 }
 
 // statOf is the stat data git would record for a file.
-func statOf(st *syscall.Stat_t) statData {
+func statOf(st *unix.Stat_t) statData {
 	return statData{
 		ctimeSec: uint32(st.Ctim.Sec), ctimeNsec: uint32(st.Ctim.Nsec), //nolint:gosec // git keeps 32 bits
 		mtimeSec: uint32(st.Mtim.Sec), mtimeNsec: uint32(st.Mtim.Nsec), //nolint:gosec // git keeps 32 bits

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"golang.org/x/sys/unix"
 )
 
 // scan is one look at the working tree against an index, in process: what
@@ -165,21 +166,21 @@ func (s *scan) walk(rel, abs string, ignored bool, patterns []gitignore.Pattern)
 
 // file compares one file with its entry (tracked) or adds it.
 func (s *scan) file(p, abs string, i int, tracked bool) error {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(abs, &st); err != nil {
-		if errors.Is(err, syscall.ENOENT) {
+	var st unix.Stat_t
+	if err := unix.Lstat(abs, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
 			return nil // removed since the directory was read
 		}
 		return err
 	}
 	var mode uint32
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
 		mode = 0o100644
 		if st.Mode&0o100 != 0 {
 			mode = 0o100755
 		}
-	case syscall.S_IFLNK:
+	case unix.S_IFLNK:
 		mode = 0o120000
 	default:
 		return errUnplain // changed type since the directory was read
