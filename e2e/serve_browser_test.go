@@ -203,9 +203,26 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // waitFor waits until the page's JavaScript expression is true.
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		if navigated(err) && time.Now().Before(deadline) {
+			continue // the page was replaced under the poll (a redirect): poll the new one
+		}
 		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
+}
+
+// navigated reports the errors of an evaluation whose page went away
+// under it, as when the login redirect replaces the page.
+func navigated(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
