@@ -93,17 +93,13 @@ func (g *Git) config(ctx context.Context) (*gitConfig, error) {
 	}
 	c := &gitConfig{values: map[string]string{}}
 	env := environ(g.Env)
-	home, xdg := lookupEnv(env, "HOME"), lookupEnv(env, "XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
 	paths := []string{filepath.Join(g.commonDir, "config"), filepath.Join(g.gitDir, "config.worktree"),
 		"/etc/gitconfig"}
-	if home != "" {
+	if home := lookupEnv(env, "HOME"); home != "" {
 		paths = append(paths, filepath.Join(home, ".gitconfig"))
 	}
-	if xdg != "" {
-		paths = append(paths, filepath.Join(xdg, "git", "config"))
+	if dir := userGitDir(env); dir != "" {
+		paths = append(paths, filepath.Join(dir, "config"))
 	}
 	for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
 		if p := lookupEnv(env, k); p != "" {
@@ -160,25 +156,19 @@ func (g *Git) plain(ctx context.Context) ([]gitignore.Pattern, bool) {
 	if f := c.values["extensions.objectformat"]; f != "" && f != "sha1" {
 		return nil, false
 	}
-	home, xdg := lookupEnv(env, "HOME"), lookupEnv(env, "XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
 	// Attributes anywhere may change what git stores.
-	if xdg != "" {
-		if _, err := os.Lstat(filepath.Join(xdg, "git", "attributes")); err == nil {
+	for _, f := range g.attributeFiles() {
+		if _, err := os.Lstat(f); err == nil {
 			return nil, false
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(g.commonDir, "info", "attributes")); err == nil {
-		return nil, false
-	}
+	home := lookupEnv(env, "HOME")
 	excludes := c.values["core.excludesfile"]
 	switch {
 	case strings.HasPrefix(excludes, "~/") && home != "":
 		excludes = filepath.Join(home, excludes[2:])
-	case excludes == "" && xdg != "":
-		excludes = filepath.Join(xdg, "git", "ignore")
+	case excludes == "" && userGitDir(env) != "":
+		excludes = filepath.Join(userGitDir(env), "ignore")
 	case excludes != "" && !filepath.IsAbs(excludes):
 		excludes = filepath.Join(g.Root, excludes)
 	}

@@ -55,7 +55,8 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	if last != nil {
 		branch, parent, parentTree = last.branch, last.commit, last.tree
 	} else {
-		if branch, parent = g.headBranch(); branch == "" || parent == "" {
+		// A branch checked out: a detached HEAD is git's to commit on.
+		if branch, parent = g.readHead(); !strings.HasPrefix(branch, "refs/heads/") || parent == "" {
 			return "", false, nil
 		}
 		if parentTree = looseCommitTree(filepath.Join(g.commonDir, "objects"), parent); parentTree == "" {
@@ -238,38 +239,6 @@ func (g *Git) ident(ctx context.Context, name string) string {
 		return ""
 	}
 	return f
-}
-
-// headBranch returns the branch HEAD names (refs/heads/...) and the commit
-// it is at, or "" when HEAD is detached, unborn, or not in files git's
-// files backend keeps.
-func (g *Git) headBranch() (ref, commit string) {
-	head, err := os.ReadFile(filepath.Join(g.gitDir, "HEAD"))
-	if err != nil {
-		return "", ""
-	}
-	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
-	if !ok || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
-		return "", ""
-	}
-	return ref, g.readRef(ref)
-}
-
-// readRef reads a branch from its loose file or packed-refs.
-func (g *Git) readRef(ref string) string {
-	if b, err := os.ReadFile(filepath.Join(g.commonDir, filepath.FromSlash(ref))); err == nil {
-		return objectID(strings.TrimSpace(string(b)))
-	}
-	b, err := os.ReadFile(filepath.Join(g.commonDir, "packed-refs"))
-	if err != nil {
-		return ""
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
-			return objectID(id)
-		}
-	}
-	return ""
 }
 
 // moveBranch points ref at commit next if it is still at old, through

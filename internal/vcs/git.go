@@ -395,31 +395,51 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
-// headRef reads the commit HEAD names from the files git just wrote, a
-// process saved per commit: HEAD, and the loose ref it points to, which a
-// commit always writes with the files backend. Anything else (reftable, a
-// packed ref, a symbolic ref to a symbolic ref) answers "", and the caller
-// asks git.
+// headRef reads the commit HEAD names from git's files, a process saved
+// per commit; "" when they cannot say (reftable, a symbolic ref to a
+// symbolic ref), and the caller asks git.
 func (g *Git) headRef() string {
+	_, commit := g.readHead()
+	return commit
+}
+
+// readHead reads HEAD from git's files: the ref it names ("" when
+// detached) and the commit it is at ("" when unborn or not in files the
+// files backend keeps).
+func (g *Git) readHead() (ref, commit string) {
 	if g.gitDir == "" {
-		return ""
+		return "", ""
 	}
 	head, err := os.ReadFile(filepath.Join(g.gitDir, "HEAD"))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	line := strings.TrimSpace(string(head))
 	ref, symbolic := strings.CutPrefix(line, "ref: ")
 	if !symbolic {
-		return objectID(line)
+		return "", objectID(line)
 	}
 	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return "", ""
+	}
+	return ref, g.readRef(ref)
+}
+
+// readRef reads a ref from its loose file (the worktree's own, then the
+// shared one) or packed-refs.
+func (g *Git) readRef(ref string) string {
+	for _, dir := range []string{g.gitDir, g.commonDir} {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref))); err == nil {
+			return objectID(strings.TrimSpace(string(b)))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(g.commonDir, "packed-refs"))
+	if err != nil {
 		return ""
 	}
-	for _, dir := range []string{g.gitDir, g.commonDir} {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref)))
-		if err == nil {
-			return objectID(strings.TrimSpace(string(b)))
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return objectID(id)
 		}
 	}
 	return ""

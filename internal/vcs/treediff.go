@@ -93,18 +93,21 @@ func (g *Git) diffInProcess(from, to string, exclude []string) ([]byte, error) {
 	return s.treePatch(fromFiles, toFiles, keep)
 }
 
+// attributeFiles are the attributes files outside the working tree: the
+// repository's info/attributes, the system's, the user's.
+func (g *Git) attributeFiles() []string {
+	files := []string{filepath.Join(g.commonDir, "info", "attributes"), "/etc/gitattributes"}
+	if dir := userGitDir(environ(g.Env)); dir != "" {
+		files = append(files, filepath.Join(dir, "attributes"))
+	}
+	return files
+}
+
 // attributesOutside reports whether attributes that change a diff may
 // apply from outside the trees: the repository's info/attributes, the
 // user's or the system's attributes file.
 func (g *Git) attributesOutside() bool {
-	files := []string{filepath.Join(g.commonDir, "info", "attributes"), "/etc/gitattributes"}
-	env := environ(g.Env)
-	if x := lookupEnv(env, "XDG_CONFIG_HOME"); x != "" {
-		files = append(files, filepath.Join(x, "git", "attributes"))
-	} else if h := lookupEnv(env, "HOME"); h != "" {
-		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
-	}
-	for _, f := range files {
+	for _, f := range g.attributeFiles() {
 		if b, err := os.ReadFile(f); err == nil && diffAttributes(b) {
 			return true
 		}

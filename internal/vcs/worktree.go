@@ -137,12 +137,21 @@ func (g *Git) userAttributesFile(ctx context.Context) string {
 	if out, err := g.run(ctx, nil, "config", "--path", "core.attributesFile"); err == nil {
 		return strings.TrimSpace(out)
 	}
-	env := environ(g.Env)
+	if dir := userGitDir(environ(g.Env)); dir != "" {
+		return filepath.Join(dir, "attributes")
+	}
+	return ""
+}
+
+// userGitDir is where git keeps the user's own files (config, ignore,
+// attributes): $XDG_CONFIG_HOME/git, else $HOME/.config/git; "" with
+// neither set.
+func userGitDir(env []string) string {
 	if x := lookupEnv(env, "XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "git", "attributes")
+		return filepath.Join(x, "git")
 	}
 	if h := lookupEnv(env, "HOME"); h != "" {
-		return filepath.Join(h, ".config", "git", "attributes")
+		return filepath.Join(h, ".config", "git")
 	}
 	return ""
 }
