@@ -32,50 +32,48 @@ func benchRepo(b *testing.B, attributes bool) (*Git, string) {
 	return g, dir
 }
 
-// BenchmarkLook is an iteration's look at the tree after the agent wrote
-// one new file: in process, and through git (add -A, write-tree).
-func BenchmarkLook(b *testing.B) {
+// benchBoth runs step in process and through git (a repository with
+// attributes, which ralph leaves to git), after the agent wrote file i.
+func benchBoth(b *testing.B, step func(b *testing.B, g *Git, dir string, i int)) {
+	b.Helper()
 	for _, c := range []struct {
 		name string
 		git  bool
 	}{{"InProcess", false}, {"Git", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			g, dir := benchRepo(b, c.git)
-			ctx := b.Context()
 			i := 0
 			for b.Loop() {
 				i++
 				write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
-				if _, err := g.Changes(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := g.Seen(ctx); err != nil {
-					b.Fatal(err)
-				}
+				step(b, g, dir, i)
 			}
 		})
 	}
 }
 
+// BenchmarkLook is an iteration's look at the tree after the agent wrote
+// one new file: in process, and through git (add -A, write-tree).
+func BenchmarkLook(b *testing.B) {
+	benchBoth(b, func(b *testing.B, g *Git, _ string, _ int) {
+		b.Helper()
+		if _, err := g.Changes(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := g.Seen(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkCommit is ralph's commit of one new file and one changed one:
 // in process, and through git (add -A, commit).
 func BenchmarkCommit(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		git  bool
-	}{{"InProcess", false}, {"Git", true}} {
-		b.Run(c.name, func(b *testing.B) {
-			g, dir := benchRepo(b, c.git)
-			ctx := b.Context()
-			i := 0
-			for b.Loop() {
-				i++
-				write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
-				write(b, filepath.Join(dir, "d0", "f00.txt"), fmt.Sprintf("v%d\n", i))
-				if hash, err := g.Commit(ctx, fmt.Sprintf("commit %d", i)); err != nil || hash == "" {
-					b.Fatal(hash, err)
-				}
-			}
-		})
-	}
+	benchBoth(b, func(b *testing.B, g *Git, dir string, i int) {
+		b.Helper()
+		write(b, filepath.Join(dir, "d0", "f00.txt"), fmt.Sprintf("v%d\n", i))
+		if hash, err := g.Commit(b.Context(), fmt.Sprintf("commit %d", i)); err != nil || hash == "" {
+			b.Fatal(hash, err)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -77,15 +78,20 @@ const (
 // readIndex parses the index file at path; a missing file is an empty
 // index (as git reads it).
 func readIndex(path string) (*index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &index{version: 2}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	info, err := os.Stat(path)
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, err
 	}
 	idx, err := parseIndex(data)
