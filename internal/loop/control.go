@@ -68,17 +68,18 @@ func (s *Steering) Skip(id string) {
 	}
 }
 
-// SetPaused pauses or resumes the run, whatever it was, and reports
-// whether it changed.
-func (s *Steering) SetPaused(paused bool) bool {
+// SetPaused pauses or resumes the run, whatever it was (two at once
+// cannot leave it the other way: the check and the change are one).
+func (s *Steering) SetPaused(paused bool) {
 	s.mu.Lock()
-	now := s.resume != nil
-	s.mu.Unlock()
-	if now == paused {
-		return false
+	defer s.mu.Unlock()
+	switch {
+	case paused && s.resume == nil:
+		s.resume = make(chan struct{})
+	case !paused && s.resume != nil:
+		close(s.resume)
+		s.resume = nil
 	}
-	s.TogglePause()
-	return true
 }
 
 // Answer hands the loop a human's answer to the question of a task ("":

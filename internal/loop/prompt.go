@@ -81,7 +81,7 @@ func (r *runner) promptText(t task.Task) (string, error) {
 		CodebasePatterns: patterns,
 		RecentProgress:   recent,
 		Attempts:         r.attempts[t.ID],
-		Answers:          answersOf(r.answersFor(t.ID)),
+		Answers:          r.answersFor(t.ID),
 		Iteration:        r.st.Iteration,
 		MaxIterations:    r.opts.MaxIterations,
 	}

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -76,7 +77,7 @@ func (r *runner) takeAnswers() error {
 	for _, ans := range a.TakeAnswers() {
 		q, ok := r.st.AnswerQuestion(ans.Task, strings.TrimSpace(ans.Text), ans.By, r.deps.Now())
 		if !ok {
-			r.warn("an answer came for %s, which has no question waiting: ignored", nameOr(ans.Task, "the run"))
+			r.warn("an answer came for %s, which has no question waiting: ignored", cmp.Or(ans.Task, "the run"))
 			continue
 		}
 		changed = true
@@ -87,13 +88,6 @@ func (r *runner) takeAnswers() error {
 		return nil
 	}
 	return r.save()
-}
-
-func nameOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
 }
 
 // pruneQuestions forgets the questions of tasks that are done or gone
@@ -133,7 +127,7 @@ func (r *runner) waitForAnswer(ctx context.Context) error {
 	}
 	q := pending[0]
 	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Task: &TaskRef{ID: q.Task},
-		Message: "waiting for an answer: " + q.Task + ": " + oneLineText(q.Text, 200)})
+		Message: "waiting for an answer: " + q.Task + ": " + oneLine(q.Text, 200)})
 	select {
 	case <-ctx.Done():
 		return r.interruptedBetween(task.Task{ID: q.Task})
@@ -147,30 +141,13 @@ func (r *runner) waitForAnswer(ctx context.Context) error {
 	return r.takeAnswers()
 }
 
-// answersFor are the answered questions of task id, for its prompt.
-func (r *runner) answersFor(id string) []state.Question {
-	var out []state.Question
+// answersFor are the answers to task id's questions, for its prompt.
+func (r *runner) answersFor(id string) []prompt.Answer {
+	var out []prompt.Answer
 	for _, q := range r.st.Questions {
 		if q.Task == id && q.Answer != "" {
-			out = append(out, q)
+			out = append(out, prompt.Answer{Question: q.Text, Answer: q.Answer})
 		}
-	}
-	return out
-}
-
-func oneLineText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// answersOf turns answered questions into the prompt's Answers.
-func answersOf(qs []state.Question) []prompt.Answer {
-	out := make([]prompt.Answer, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, prompt.Answer{Question: q.Text, Answer: q.Answer})
 	}
 	return out
 }
