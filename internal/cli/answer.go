@@ -73,7 +73,7 @@ func runAnswer(ctx context.Context, opts *answerOptions) error {
 	if q == nil {
 		return fmt.Errorf("no question is waiting for an answer in %s", dir)
 	}
-	sock := filepath.Join(dir, state.Dir, serve.SocketName)
+	sock := serve.SocketPath(dir)
 	if _, err := os.Stat(sock); err == nil {
 		err := serve.Send(ctx, sock, serve.Command{Verb: serve.VerbAnswer, Task: q.Task, Text: opts.Text, By: "cli"})
 		if err == nil {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,9 @@ import (
 
 // SocketName is the control channel's unix socket in .ralph/.
 const SocketName = "run.sock"
+
+// SocketPath is the control channel's socket of the project in dir.
+func SocketPath(dir string) string { return filepath.Join(dir, state.Dir, SocketName) }
 
 // Verbs of the control channel.
 const (
@@ -118,13 +122,17 @@ type Channel struct {
 	// their way), and the first subscriber has them encoded.
 	mu  sync.Mutex
 	raw []loop.Event
+
+	// inflight counts the events handed to pump and not through it yet:
+	// what a test waits on before it subscribes.
+	inflight sync.WaitGroup
 }
 
 // Listen serves the control channel of the run in dir at
 // dir/.ralph/run.sock, readable by the user only. The caller holds the
 // project's lock: a socket left there is a dead run's and is replaced.
 func Listen(dir string, info Info, ctl Controller) (*Channel, error) {
-	path := filepath.Join(dir, state.Dir, SocketName)
+	path := SocketPath(dir)
 	_ = os.Remove(path)
 	short, done := sockPath(path)
 	ln, err := net.Listen("unix", short)
@@ -189,9 +197,11 @@ func (c *Channel) Handle(e loop.Event) {
 	default:
 		// The other values need nothing here.
 	}
+	c.inflight.Add(1)
 	select {
 	case c.events <- e:
 	default:
+		c.inflight.Done()
 		c.lost.Store(true)
 	}
 }
@@ -227,6 +237,7 @@ func (c *Channel) pump() {
 				}
 				batch = append(batch, b)
 			}
+			c.inflight.Done()
 			if len(batch) >= maxBatch {
 				break
 			}
@@ -338,7 +349,7 @@ func Send(ctx context.Context, socket string, c Command) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://run/v1/control", bytesReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://run/v1/control", bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func newProject(dir string, all *Hub) *project {
 	return &project{id: projectID(dir), dir: dir, hub: NewHub(), all: all}
 }
 
-func (p *project) socket() string { return filepath.Join(p.dir, state.Dir, SocketName) }
+func (p *project) socket() string { return SocketPath(p.dir) }
 
 // Live reports whether the project's run is linked, and its info.
 func (p *project) Live() (bool, Info) {

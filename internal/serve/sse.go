@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"io"
 	"net/http"
 	"time"
 )
@@ -88,11 +89,15 @@ func streamSSE(w http.ResponseWriter, r *http.Request, hub subscriber) {
 	}
 }
 
+// writeData writes one SSE message; the ResponseWriter buffers, so the
+// three writes cost no copy of msg.
 func writeData(w http.ResponseWriter, msg []byte) error {
-	buf := make([]byte, 0, len(msg)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, msg...)
-	buf = append(buf, '\n', '\n')
-	_, err := w.Write(buf)
+	if _, err := io.WriteString(w, "data: "); err != nil {
+		return err
+	}
+	if _, err := w.Write(msg); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n\n")
 	return err
 }

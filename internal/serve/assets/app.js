@@ -85,7 +85,7 @@
     q(el, ".name").title = v.dir;
     const st = q(el, ".status");
     st.className = "status badge " + (v.status || "");
-    text(st, (v.status || "no run yet") + (v.live ? "" : v.status && ["running", "paused", "waiting"].includes(v.status) ? "" : ""));
+    text(st, v.status || "no run yet");
     const t = v.totals || {};
     text(q(el, ".meta"), [v.agent && (v.agent + (v.model ? "/" + v.model : "")), v.iteration ? "iteration " + v.iteration : "",
       v.current_task ? "on " + v.current_task : "", tokens((t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0)) + " tokens",
