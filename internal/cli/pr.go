@@ -268,6 +268,7 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return fmt.Errorf("--pr-feedback needs a git repository: %w", err)
 	}
+	defer func() { _ = git.Close() }()
 	repo, err := prRepo(ctx, cfg, git)
 	if err != nil {
 		return err

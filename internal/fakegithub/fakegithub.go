@@ -98,13 +98,12 @@ type Comment struct {
 
 // Pull is a pull request.
 type Pull struct {
-	Number       int
-	NodeID       string
-	Title, Body  string
-	Head, Base   string
-	Draft        bool
-	State        string
-	HeadOverride string
+	Number      int
+	NodeID      string
+	Title, Body string
+	Head, Base  string
+	Draft       bool
+	State       string
 }
 
 // ReviewComment is a review comment on a pull request.

@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -244,7 +245,7 @@ func (s *Server) listIssues(req *http.Request, r *Repo) response {
 	q := req.URL.Query()
 	var out []any
 	for _, is := range r.Issues {
-		if st := q.Get("state"); st != "all" && is.State != cmpOr(st, "open") {
+		if st := q.Get("state"); st != "all" && is.State != cmp.Or(st, "open") {
 			continue
 		}
 		if ls := q.Get("labels"); ls != "" {
@@ -263,19 +264,12 @@ func (s *Server) listIssues(req *http.Request, r *Repo) response {
 	}
 	// Pull requests are issues too, as on GitHub.
 	for _, p := range r.Pulls {
-		if p.State == cmpOr(q.Get("state"), "open") && q.Get("labels") == "" {
+		if p.State == cmp.Or(q.Get("state"), "open") && q.Get("labels") == "" {
 			out = append(out, map[string]any{"number": p.Number, "title": p.Title, "state": p.State,
 				"pull_request": map[string]any{"url": "x"}})
 		}
 	}
 	return page(req, out)
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func (s *Server) issueJSON(r *Repo, is *Issue) map[string]any {
@@ -351,8 +345,8 @@ func (s *Server) createPull(req *http.Request, r *Repo) response {
 }
 
 func (s *Server) pullJSON(r *Repo, p *Pull) map[string]any {
-	sha := p.HeadOverride
-	if sha == "" && s.headSHA != nil {
+	sha := ""
+	if s.headSHA != nil {
 		sha = s.headSHA(p.Head)
 	}
 	return map[string]any{"number": p.Number, "node_id": p.NodeID, "title": p.Title, "body": p.Body,

@@ -56,12 +56,6 @@ type ReviewComment struct {
 	URL  string
 }
 
-// Done reports that the pull request asks for nothing: its checks passed
-// and no comment waits for an answer.
-func (f PullFeedback) Done() bool {
-	return len(f.Failing) == 0 && f.Pending == 0 && len(f.Comments) == 0
-}
-
 // Feedback is pull request n's failing checks and unanswered review
 // comments as tasks (FeedbackTasks), for the tracker interface.
 func (c *Client) Feedback(ctx context.Context, n int) (tracker.Feedback, error) {

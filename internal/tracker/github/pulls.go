@@ -9,6 +9,7 @@ import (
 
 	gh "github.com/google/go-github/v84/github"
 
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/tracker"
 )
 
@@ -163,13 +164,11 @@ func fetchText(ctx context.Context, client *http.Client, url string, limit int64
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("%s", resp.Status)
 	}
-	// Keep the tail: a failing step prints its error last.
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
+	// Keep the tail, in bounded memory (a job's log runs to megabytes):
+	// a failing step prints its error last.
+	tail := proc.NewTail(int(limit))
+	if _, err := io.Copy(tail, resp.Body); err != nil {
 		return "", err
 	}
-	if int64(len(data)) > limit {
-		data = data[int64(len(data))-limit:]
-	}
-	return string(data), nil
+	return tail.String(), nil
 }
