@@ -97,9 +97,11 @@ func (s *Syncer) Spare(path string) {
 		return
 	}
 	dir, base := filepath.Split(path)
-	if stale, err := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+spareSuffix+"*")); err == nil {
-		for _, p := range stale {
-			_ = os.Remove(p)
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "."+base+spareSuffix) {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	s.mu.Lock()
@@ -113,18 +115,6 @@ func (s *Syncer) Spare(path string) {
 	if s.spares[path] == nil {
 		s.spares[path] = makeSpare(path)
 	}
-}
-
-// globEscape quotes the characters filepath.Match reads as patterns.
-func globEscape(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // makeSpare starts creating a spare for path in the background.

@@ -151,23 +151,20 @@ func withExts(prefix string, exts []string) fileSet {
 
 func (s fileSet) plus(t fileSet) fileSet { return append(append(fileSet{}, s...), t...) }
 
-// Patterns shared by rows.
-var (
-	goAssert = re(`\b(?:t|b|f|tb|tt|s)\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|\b(?:assert|require|is|qt|check)\.\w+\(|\bcmp\.Diff\(|\breflect\.DeepEqual\(`)
-	jsAssert = re(`\bexpect(?:\.\w+)?\s*\(|\bassert(?:\.\w+)*\s*\(|\.should\b|\bexpectTypeOf\s*\(`)
-	pyAssert = re(`^\s*assert\b|\bself\.assert\w*\s*\(|\bself\.fail\w*\s*\(|\bpytest\.(?:raises|warns|approx)\b|\bassert_\w+\s*\(`)
-	rsAssert = re(`\b(?:debug_)?assert(?:_eq|_ne|_matches)?!\s*[(\[{]|\bprop_assert\w*!`)
-	jvAssert = re(`\bassert\w*\s*\(|\bassertThat\b|^\s*assert\s|\bverify\s*\(|\bfail\s*\(|\bAssertions\.\w+|\bshould\w*\b`)
-
-	jsDecl = re("\\b[xf]?(?:it|test|describe|context|suite|specify|bench)(?:\\.\\w+)*(?:\\([^)]*\\))?\\s*\\(\\s*(?:'([^']*)'|\"([^\"]*)\"|`([^`]*)`)")
-)
-
 // table is every rule, compiled on first use (its patterns cost more than
 // a run that never checks a diff should pay at start-up). Rows are tried
 // in order; for onChanged the first row
 // that claims a file (and, when scoped, a line) wins, so the specific
 // rows (gate files, from Options) come before the general ones.
 var table = sync.OnceValue(func() []row {
+	// Patterns shared by rows.
+	goAssert := re(`\b(?:t|b|f|tb|tt|s)\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|\b(?:assert|require|is|qt|check)\.\w+\(|\bcmp\.Diff\(|\breflect\.DeepEqual\(`)
+	jsAssert := re(`\bexpect(?:\.\w+)?\s*\(|\bassert(?:\.\w+)*\s*\(|\.should\b|\bexpectTypeOf\s*\(`)
+	pyAssert := re(`^\s*assert\b|\bself\.assert\w*\s*\(|\bself\.fail\w*\s*\(|\bpytest\.(?:raises|warns|approx)\b|\bassert_\w+\s*\(`)
+	rsAssert := re(`\b(?:debug_)?assert(?:_eq|_ne|_matches)?!\s*[(\[{]|\bprop_assert\w*!`)
+	jvAssert := re(`\bassert\w*\s*\(|\bassertThat\b|^\s*assert\s|\bverify\s*\(|\bfail\s*\(|\bAssertions\.\w+|\bshould\w*\b`)
+
+	jsDecl := re("\\b[xf]?(?:it|test|describe|context|suite|specify|bench)(?:\\.\\w+)*(?:\\([^)]*\\))?\\s*\\(\\s*(?:'([^']*)'|\"([^\"]*)\"|`([^`]*)`)")
 	return []row{
 		// Go.
 		{files: goTests, on: onDeleted, rule: RuleTestDeleted, why: "Go test file removed: its tests no longer run"},

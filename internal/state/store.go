@@ -142,17 +142,26 @@ func (s *Store) Syncer() *durable.Syncer { return s.files }
 // TranscriptFiles) and creates the run directory; the files are the
 // caller's to write.
 func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath string, err error) {
-	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
-		return "", "", fmt.Errorf("transcript: invalid run id %q", runID)
-	}
-	if iteration < 0 {
-		return "", "", fmt.Errorf("transcript: invalid iteration %d", iteration)
+	if err := checkTranscript(runID, iteration); err != nil {
+		return "", "", err
 	}
 	promptPath, outPath = TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
 	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
 	return promptPath, outPath, nil
+}
+
+// checkTranscript refuses a run id or iteration that would not name a
+// transcript inside the runs directory.
+func checkTranscript(runID string, iteration int) error {
+	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) {
+		return fmt.Errorf("transcript: invalid run id %q", runID)
+	}
+	if iteration < 0 {
+		return fmt.Errorf("transcript: invalid iteration %d", iteration)
+	}
+	return nil
 }
 
 // PrepareIteration creates iteration's transcript files, empty, in the
@@ -164,7 +173,7 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 // own). A run killed in
 // between leaves two empty files in its own runs directory.
 func (s *Store) PrepareIteration(runID string, iteration int) {
-	if runID == "" || runID == "." || runID == ".." || strings.ContainsAny(runID, `/\`) || iteration < 0 {
+	if checkTranscript(runID, iteration) != nil {
 		return
 	}
 	s.DropPrepared()
