@@ -398,12 +398,19 @@ func (r *runner) afterOnce(it iteration) error {
 	return fmt.Errorf("%w: --once: the iteration ended with %s", ErrLimit, it.outcome)
 }
 
-// next picks the next task: the plan's order, skipping tasks the state
-// says have failed.
+// next picks the next task: the plan's order, passing over those that
+// cannot run now (passOver) and, with --task, all others.
 func (r *runner) next() (task.Task, bool) {
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
-		return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || r.waitingForAnswer(t.ID) || (r.opts.Only != "" && t.ID != r.opts.Only)
+		return r.passOver(t) || (r.opts.Only != "" && t.ID != r.opts.Only)
 	})
+}
+
+// passOver reports a task that cannot run now: failed, set aside
+// (skipped), or waiting for an answer. Sequential and parallel runs
+// both pick with it.
+func (r *runner) passOver(t task.Task) bool {
+	return r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || r.waitingForAnswer(t.ID)
 }
 
 // noneLeft decides how a run with nothing to pick ends.

@@ -241,7 +241,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 	for len(running) < p.par.Workers {
 		t, ok := r.deps.Plan.Plan().Next(func(t task.Task) bool {
 			_, busy := running[t.ID]
-			return busy || r.st.Tasks[t.ID].Failed || r.skipped[t.ID] || r.waitingForAnswer(t.ID)
+			return busy || r.passOver(t)
 		})
 		if !ok {
 			return started, nil
