@@ -36,8 +36,8 @@ import (
 // holding its work, and the history says so once.
 //
 // The instant is the n-th time something happens, n random: a line of
-// ralph's --json output, the plan replaced, state.json saying a task is
-// being accepted, a commit, a history line (trigger). So kills land
+// ralph's --json output, the plan replaced, a task's acceptance
+// recorded, a commit, a history line (trigger). So kills land
 // throughout a run, in the narrow windows too, without any sleep. The
 // seed is logged; RALPH_KILL_SEED=N replays the same choices.
 
@@ -154,9 +154,9 @@ func (k *killProject) reset(t *testing.T) {
 type trigger struct {
 	// kind is what is counted: "line" (of --json output), "plan" (the
 	// plan replaced: the agent's mark, ralph putting it back, ralph's
-	// mark), "state" (state.json written saying a task is being
-	// accepted), "commit" (the branch moved), "history" (a line
-	// appended).
+	// mark), "state" (a task's acceptance recorded: its file created,
+	// or state.json written saying so), "commit" (the branch moved),
+	// "history" (a line appended).
 	kind string
 	n    int
 }
@@ -247,6 +247,9 @@ func eventKind(dir string, ev fileEvent) string {
 	switch {
 	case ev.path == filepath.Join(dir, "prd.json") && ev.mask&unix.IN_MOVED_TO != 0:
 		return "plan"
+	case filepath.Dir(ev.path) == filepath.Join(dir, ".ralph") && strings.HasPrefix(filepath.Base(ev.path), "accepting.") &&
+		ev.mask&unix.IN_CREATE != 0:
+		return "state"
 	case ev.path == filepath.Join(dir, ".ralph", "state.json") && ev.mask&unix.IN_MOVED_TO != 0:
 		if b, err := os.ReadFile(ev.path); err == nil && strings.Contains(string(b), `"accepting"`) {
 			return "state"
@@ -272,8 +275,8 @@ type fileWatch struct {
 	done   chan struct{}
 }
 
-// watchFiles watches dirs (created if missing) for files renamed into
-// them and written.
+// watchFiles watches dirs (created if missing) for files created, renamed
+// into them and written.
 func watchFiles(t *testing.T, dirs ...string) *fileWatch {
 	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
@@ -285,7 +288,7 @@ func watchFiles(t *testing.T, dirs ...string) *fileWatch {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		wd, err := unix.InotifyAddWatch(fd, d, unix.IN_MOVED_TO|unix.IN_MODIFY)
+		wd, err := unix.InotifyAddWatch(fd, d, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_MODIFY)
 		if err != nil {
 			t.Fatal(err)
 		}

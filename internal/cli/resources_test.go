@@ -46,10 +46,10 @@ func TestDiskFull(t *testing.T) {
 	t.Run("plan, state and history", func(t *testing.T) {
 		t.Parallel()
 		// The agent ticks its task (which ralph must put back) and then
-		// fills the disk: putting the mark back, recording the
-		// acceptance and the history line all fail. Nothing is cut
-		// short; freeing space, the next run opens the task again and
-		// finishes the plan.
+		// fills the disk: putting the mark back and the history line
+		// fail, while the record of the task's acceptance, an empty
+		// file, is made. Nothing is cut short; freeing space, the next
+		// run finishes the task it had accepted, and the plan.
 		d := newDiskFullProject(t, plan,
 			"exec sed 's/false/true/' prd.json > prd.new && mv prd.new prd.json\n"+
 				"exec dd if=/dev/zero of=fill bs=4k 2>/dev/null; true\n"+
@@ -73,8 +73,8 @@ func TestDiskFull(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the run after freeing space: %v\n%s", err, out)
 		}
-		if !strings.Contains(out, "opened US-002 again") || !strings.Contains(out, "all tasks done") {
-			t.Errorf("the next run did not open US-002 again and finish:\n%s", out)
+		if !strings.Contains(out, "task US-002, which it had accepted: finished") || !strings.Contains(out, "all tasks done") {
+			t.Errorf("the next run did not finish US-002 and the plan:\n%s", out)
 		}
 		d.wantPlan(t, map[string]task.Status{"US-001": task.StatusDone, "US-002": task.StatusDone})
 	})

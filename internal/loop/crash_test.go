@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,6 +174,98 @@ func TestAcceptingRecordedBeforeTheMark(t *testing.T) {
 	}
 	if f.store.st.Accepting != nil {
 		t.Errorf("accepting %v after the run, want none", f.store.st.Accepting)
+	}
+}
+
+// acceptStore is a memStore that records acceptances in a file of their
+// own, as state.Store does; fits false is ids too long for its name.
+type acceptStore struct {
+	*memStore
+	fits bool
+
+	mu             sync.Mutex
+	live           []string // the record under way
+	savedAccepting int      // state.json saves that named tasks being accepted
+	dropped        int
+}
+
+func (s *acceptStore) Accepting(_ string, ids []string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.fits {
+		return false, nil
+	}
+	s.live = ids
+	return true, nil
+}
+
+func (s *acceptStore) Accepted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live = nil
+}
+
+func (s *acceptStore) DropAccepting() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropped++
+	return nil
+}
+
+func (s *acceptStore) SaveState(st state.State) error {
+	s.mu.Lock()
+	if len(st.Accepting) > 0 {
+		s.savedAccepting++
+	}
+	s.mu.Unlock()
+	return s.memStore.SaveState(st)
+}
+
+// TestAcceptingRecordOfItsOwn: a store that records an acceptance in a
+// file of its own has it before the plan marks the task, and without a
+// state.json save for it; the record goes with the history line, and a
+// run drops those the last one left. Ids that do not fit there go to
+// state.json as before.
+func TestAcceptingRecordOfItsOwn(t *testing.T) {
+	t.Parallel()
+	for _, fits := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fits=%v", fits), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A"}, done())
+			store := &acceptStore{memStore: f.store, fits: fits}
+			var atMark []string
+			f.plan.onSet = func(id string, st task.Status) {
+				if st == task.StatusDone {
+					store.mu.Lock()
+					atMark = store.live
+					store.mu.Unlock()
+				}
+			}
+			deps := f.deps(nil)
+			deps.Store = store
+			if err := Run(t.Context(), f.opts, deps); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.outcomes(); !slices.Equal(got, []string{"A:task_done"}) {
+				t.Fatalf("outcomes %v", got)
+			}
+			want, wantSaved := []string{"A"}, 0
+			if !fits {
+				want, wantSaved = nil, 1
+			}
+			if diff := cmp.Diff(want, atMark); diff != "" {
+				t.Errorf("the record when the plan was marked (-want +got):\n%s", diff)
+			}
+			if store.savedAccepting != wantSaved {
+				t.Errorf("%d state.json saves named a task being accepted, want %d", store.savedAccepting, wantSaved)
+			}
+			if store.live != nil || store.st.Accepting != nil {
+				t.Errorf("after the run: record %v, state %v; want none", store.live, store.st.Accepting)
+			}
+			if store.dropped != 1 {
+				t.Errorf("DropAccepting called %d times, want once, at the start", store.dropped)
+			}
+		})
 	}
 }
 

@@ -137,7 +137,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	}
 	// History is the record; the state follows it (saveLater), and no
 	// longer needs to say what was being accepted.
-	r.st.Accepting = nil
+	r.notAccepting()
 	if err := r.saveLater(); err != nil {
 		return it.iteration, err
 	}
@@ -285,7 +285,7 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 	}
 	if err := r.deps.Plan.SetStatus(t.ID, task.StatusDone); err != nil {
 		r.stopFor(err)
-		r.st.Accepting = nil // not accepted after all: nothing to finish
+		r.notAccepting() // not accepted after all: nothing to finish
 		c.outcome, c.errText = state.OutcomeTaskFailed, "marking the task done failed: "+err.Error()
 		return c
 	}
@@ -298,10 +298,24 @@ func (r *runner) accept(ctx context.Context, c classified, t task.Task, outcome 
 // accepting records that ids are being accepted, on disk, before the
 // plan says so and the commit is made: a run that dies before the
 // iteration's history line leaves them for the next run to finish
-// (reconcile.go). When the state cannot be written they are not
-// accepted, and c says why.
+// (reconcile.go). A store that keeps the record in a file of its own
+// (acceptRecorder) spares the wait for state.json; otherwise, or when
+// the ids do not fit there, state.json holds it. When it cannot be
+// written they are not accepted, and c says why.
 func (r *runner) accepting(c *classified, ids ...string) bool {
 	r.st.Accepting = ids
+	if rec, ok := r.deps.Store.(acceptRecorder); ok {
+		recorded, err := rec.Accepting(r.st.RunID, ids)
+		if err != nil {
+			r.stopFor(err)
+			r.st.Accepting = nil
+			c.outcome, c.errText = state.OutcomeTaskFailed, "could not record the task's acceptance: "+err.Error()
+			return false
+		}
+		if recorded {
+			return true
+		}
+	}
 	if err := r.save(); err != nil {
 		r.stopFor(err)
 		r.st.Accepting = nil
@@ -309,6 +323,22 @@ func (r *runner) accepting(c *classified, ids ...string) bool {
 		return false
 	}
 	return true
+}
+
+// notAccepting ends the acceptance under way, if any: its record goes.
+func (r *runner) notAccepting() {
+	r.st.Accepting = nil
+	if rec, ok := r.deps.Store.(acceptRecorder); ok {
+		rec.Accepted()
+	}
+}
+
+// acceptRecorder is a Store that records an acceptance in a file of its
+// own (state.Store), cheaper to write than state.json.
+type acceptRecorder interface {
+	Accepting(runID string, ids []string) (bool, error)
+	Accepted()
+	DropAccepting() error
 }
 
 // gatesFail runs the gates for t; ok is false when they failed, and then

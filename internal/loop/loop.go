@@ -292,6 +292,13 @@ func (r *runner) start(ctx context.Context) error {
 	if err := r.save(); err != nil {
 		return err
 	}
+	if rec, ok := r.deps.Store.(acceptRecorder); ok {
+		// The last run's acceptances are settled (recoverCrashed), and
+		// state.json names this run now: their records can go.
+		if err := rec.DropAccepting(); err != nil {
+			return err
+		}
+	}
 	if err := r.baseline(ctx); err != nil {
 		return r.finish(err)
 	}

@@ -119,9 +119,10 @@ type State struct {
 	// Message says why the run ended, for status.
 	Message string `json:"message,omitempty"`
 	// Accepting are the tasks the run has decided are done (their gates,
-	// guard and reviewer passed) and is marking and committing: saved
-	// before the plan says so, cleared with the iteration's history line.
-	// A run that dies in between leaves them for the next one to finish.
+	// guard and reviewer passed) and is marking and committing: recorded
+	// before the plan says so (Store.Accepting, or here in state.json),
+	// cleared with the iteration's history line. A run that dies in
+	// between leaves them for the next one to finish.
 	Accepting []string `json:"accepting,omitempty"`
 	// AdvisoryGates are the gate commands that failed before any change
 	// and that --allow-failing-gates made advisory for this run: their

@@ -27,9 +27,11 @@ type Store struct {
 	files *durable.Syncer
 
 	// mu serialises history appends and the one-time repair of a torn
-	// last line that precedes the first of them.
+	// last line that precedes the first of them, and guards accepting.
 	mu       sync.Mutex
 	repaired bool
+	// accepting is the acceptance record Accepting made, "" for none.
+	accepting string
 
 	// ahead are the transcript files of the next iteration, created in
 	// the background while the current one runs (PrepareIteration).
@@ -103,6 +105,9 @@ func (s *Store) LoadState() (State, error) {
 	}
 	if st.Tasks == nil {
 		st.Tasks = map[string]TaskState{}
+	}
+	if err := s.loadAccepting(&st); err != nil {
+		return State{}, err
 	}
 	return st, nil
 }

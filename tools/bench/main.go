@@ -26,7 +26,7 @@
 //
 // Overhead, sandbox and leak are in overhead.go, sandbox.go and leak.go.
 //
-// Usage: go run ./tools/bench [-scenario overhead,plansize,stream,stream-mix,dialects,sandbox,leak] [-runs 5] [-tasks 50] [-stream-mb 200]
+// Usage: go run ./tools/bench [-scenario overhead,plansize,stream,stream-mix,dialects,sandbox,leak] [-modes nogit,agent,runner] [-runs 5] [-tasks 50] [-stream-mb 200]
 package main
 
 import (
@@ -44,19 +44,20 @@ import (
 func main() {
 	runs := flag.Int("runs", 5, "repetitions of each scenario")
 	tasks := flag.Int("tasks", 50, "tasks in the overhead scenario")
+	modes := flag.String("modes", "", "the overhead scenario's modes to run, comma-separated: nogit, agent, runner (all when empty)")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
 	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, plansize, stream, stream-mix, dialects, sandbox, leak")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
 	flag.Parse()
-	if err := run(*scenarios, *prebuilt, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*scenarios, *modes, *prebuilt, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB int) error {
+func run(scenarios, modes, prebuilt string, leakIters, runs, tasks, streamMB, lineMB int) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
@@ -72,7 +73,7 @@ func run(scenarios, prebuilt string, leakIters, runs, tasks, streamMB, lineMB in
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 
 	if want(scenarios, "overhead") {
-		if err := overheadAll(bin, tmp, runs, tasks); err != nil {
+		if err := overheadAll(bin, tmp, runs, tasks, modes); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // overheadMode is one way of running the overhead scenario.
 type overheadMode struct {
-	name string
+	name, key string
 	// git: the project is a git repository and ralph commits (unless
 	// ownership is agent and the agent commits first).
 	git bool
@@ -27,15 +27,18 @@ type overheadMode struct {
 }
 
 var overheadModes = []overheadMode{
-	{name: "no git, runner ownership, --no-commit"},
-	{name: "git, agent ownership, the agent commits", git: true, ownership: "agent"},
-	{name: "git, runner ownership, ralph commits", git: true, ownership: "runner"},
+	{name: "no git, runner ownership, --no-commit", key: "nogit"},
+	{name: "git, agent ownership, the agent commits", key: "agent", git: true, ownership: "agent"},
+	{name: "git, runner ownership, ralph commits", key: "runner", git: true, ownership: "runner"},
 }
 
 // overheadAll runs every overhead mode runs times and prints the median
 // and the spread of ralph's time per iteration outside the agent.
-func overheadAll(bin, tmp string, runs, tasks int) error {
+func overheadAll(bin, tmp string, runs, tasks int, modes string) error {
 	for mi, m := range overheadModes {
+		if modes != "" && !want(modes, m.key) {
+			continue
+		}
 		var per, agentMS []float64
 		for i := range runs {
 			dir := filepath.Join(tmp, fmt.Sprintf("overhead-%d-%d", mi, i))
