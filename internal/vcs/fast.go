@@ -210,6 +210,11 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		}
 	}
 	store := g.objects()
+	// Every file is read or matched by its stat data after this instant,
+	// so a change after it has a later time stamp, or one within the
+	// file system clock's last tick: the next look reads the files
+	// modified from a little before it again (racy).
+	racy := time.Now().Add(-racyMargin)
 	s, err := scanWorkTree(g.Root, idx, store, base)
 	if err != nil {
 		if errors.Is(err, errUnplain) {
@@ -218,7 +223,9 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		return nil, false, err
 	}
 	if len(s.changed) == 0 && !s.refreshed && g.tree != "" {
-		g.idx = idx
+		seen := *idx // every entry matched the files as of racy
+		seen.mtime = racy
+		g.idx = &seen
 		return nil, true, nil
 	}
 	root, err := store.writeTrees(s.entries)
@@ -229,52 +236,45 @@ func (g *Git) lookInProcess(ctx context.Context) (changed []string, ok bool, err
 		return nil, false, err
 	}
 	g.tree = fmt.Sprintf("%x", root.id)
-	g.writePrivate(&index{version: idx.version, entries: s.entries}, root)
+	g.keepPrivate(&index{version: idx.version, entries: s.entries, mtime: racy}, root)
 	return s.changed, true, nil
 }
 
-// writePrivate writes ralph's index to disk off the loop's path, and
-// keeps it in memory for the next look; g.mu is held. Only ralph reads
-// that file, and everything that does waits for the write first
-// (settlePrivate), as does Close. A run killed before the write is done
-// leaves the previous look's index, whose next look finds the changes
-// again.
-func (g *Git) writePrivate(idx *index, root *treeNode) {
-	done := make(chan struct{})
-	g.idx, g.privDone = idx, done
-	path := g.private
-	write := func() {
-		defer close(done)
-		lock, err := lockFile(path, true)
-		if err != nil {
-			idx.broken = true
-			return
-		}
-		// The racy check of the next look compares with the time the
-		// file was written, which the lock file's creation stamps.
-		idx.mtime = lockTime(lock)
-		if err := writeIndexFile(path, encodeIndex(idx.version, idx.entries, root, idx.mtime), lock); err != nil {
-			idx.broken = true
-		}
-	}
+// racyMargin is how far before a look its index's time stamp is put: a
+// file system's clock runs up to a tick (at most 10 ms) behind the
+// system's, so a change made right after the look may be stamped that
+// much earlier.
+const racyMargin = 20 * time.Millisecond
+
+// keepPrivate keeps ralph's index in memory for the next look, and
+// leaves the file for when something reads it; g.mu is held. Writing it
+// at every look would replace a file per iteration (a new one made, the
+// old one freed) for nobody: only ralph reads it, and what does writes it
+// first (settlePrivate), as Close does. A run killed before leaves an
+// older index, whose next look finds the changes since it again.
+func (g *Git) keepPrivate(idx *index, root *treeNode) {
+	g.idx, g.privRoot = idx, root
 	if g.syncPrivate {
-		write()
 		g.settlePrivate()
-		return
 	}
-	go write()
 }
 
-// settlePrivate waits for the private index's write under way, if any;
-// g.mu is held. An index that could not be written is read again from
-// disk (the older one there makes the next look find more, not less).
+// settlePrivate writes the index a look kept in memory to its file, if
+// not done yet; g.mu is held. Entries changed from the index's time stamp
+// on are smudged, so whoever reads the file reads those files again. An
+// index that could not be written is forgotten: the older one on disk
+// makes the next look find more, not less.
 func (g *Git) settlePrivate() {
-	if g.privDone == nil {
+	if g.privRoot == nil {
 		return
 	}
-	<-g.privDone
-	g.privDone = nil
-	if g.idx != nil && g.idx.broken {
+	idx, root := g.idx, g.privRoot
+	g.privRoot = nil
+	lock, err := lockFile(g.private, true)
+	if err == nil {
+		err = writeIndexFile(g.private, encodeIndex(idx.version, idx.entries, root, idx.mtime), lock)
+	}
+	if err != nil {
 		g.idx = nil
 	}
 }

@@ -169,6 +169,74 @@ func TestLookInProcessIsGitAdd(t *testing.T) {
 	gittest.Git(t, dir, "fsck", "--strict", "--no-progress")
 }
 
+// TestLookKeepsIndexInMemory: a look in process keeps ralph's index in
+// memory and leaves its file alone; a change made right after a look,
+// which keeps the file's size and time stamp tick, is still found (the
+// index's time stamp is put before the look); Close writes the file, and
+// git finds it current.
+func TestLookKeepsIndexInMemory(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	gittest.Init(t, dir)
+	g, err := Open(ctx, dir, gittest.Env(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if _, err := g.Changes(ctx); err != nil { // the baseline
+		t.Fatal(err)
+	}
+	before, err := os.Stat(g.private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noGit(t, g)
+	// a.txt changes; its time stamp m is a second ahead, so the look
+	// comes before it however slow the machine: a change git could miss.
+	m := time.Now().Add(time.Second)
+	write(t, filepath.Join(dir, "a.txt"), "b\n")
+	if err := os.Chtimes(filepath.Join(dir, "a.txt"), m, m); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a.txt")}
+	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Changes = %q, %v; want %q", got, err, want)
+	}
+	// Its content changes again with its stat data the same (a change
+	// within the clock tick of the look; here the index is told another
+	// content): only the index's own time stamp, put before the look,
+	// makes the next look read the file again.
+	g.mu.Lock()
+	for i, e := range g.idx.entries {
+		if e.name == "a.txt" {
+			g.idx.entries[i].oid[0] ^= 0xff
+		}
+	}
+	g.mu.Unlock()
+	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("after a change the stat data do not show: Changes = %q, %v; want %q", got, err, want)
+	}
+	after, err := os.Stat(g.private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the looks rewrote ralph's index file")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if written, err := os.Stat(g.private); err != nil || os.SameFile(before, written) {
+		t.Fatalf("Close did not write ralph's index (%v)", err)
+	}
+	if out := gitWith(t, dir, []string{"GIT_INDEX_FILE=" + g.private, "LC_ALL=C"}, "add", "-A", "-v", "--dry-run", "--", "."); out != "" {
+		t.Errorf("git add -A on ralph's index still adds: %s", out)
+	}
+}
+
 // TestCommitInProcessIsGitCommit makes the same changes in two copies of a
 // repository, commits one in process and the other with git, and
 // compares what a user sees: the tree, the message, who committed, the

@@ -71,10 +71,10 @@ type Git struct {
 	// zw compresses the objects written in process, reused.
 	zw *zlib.Writer
 	// idx is the private index as the last look in process left it, nil
-	// when only the file says; privDone is closed when its write to the
-	// file is done (nil: no write under way). See writePrivate.
+	// when only the file says; privRoot, when set, is its tree, and says
+	// the file is yet to be written. See keepPrivate.
 	idx      *index
-	privDone chan struct{}
+	privRoot *treeNode
 	// syncPrivate: the private index is written before a look returns
 	// (a worktree removed when its task ends).
 	syncPrivate bool
@@ -251,7 +251,6 @@ func (g *Git) scan(ctx context.Context) error {
 	if err := g.indexPaths(ctx); err != nil {
 		return err
 	}
-	g.settlePrivate()
 	err := g.scanOnce(ctx)
 	if err == nil || ctx.Err() != nil {
 		return err
@@ -272,7 +271,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 			return err
 		}
 		fresh = true
-		g.tree, g.idx = "", nil
+		g.tree, g.idx, g.privRoot = "", nil, nil
 	}
 	// In process when the repository is plain (fast.go), else git.
 	changed, ok, err := g.lookInProcess(ctx)
@@ -280,7 +279,8 @@ func (g *Git) scanOnce(ctx context.Context) error {
 		return err
 	}
 	if !ok {
-		g.idx = nil // git writes the file
+		g.settlePrivate() // what the last look in process kept is git's to start from
+		g.idx = nil       // git writes the file
 		if changed, err = g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh); err != nil {
 			return err
 		}

@@ -59,12 +59,11 @@ type indexEntry struct {
 type index struct {
 	version uint32
 	entries []indexEntry // sorted by name
-	// mtime is the index file's modification time: an entry modified at
-	// or after it may have changed without its stat data showing it (git's
-	// "racily clean" entries), and is read again.
+	// mtime is the index file's modification time (for one a look keeps
+	// in memory, a little before the look: keepPrivate): an entry
+	// modified at or after it may have changed without its stat data
+	// showing it (git's "racily clean" entries), and is read again.
 	mtime time.Time
-	// broken: writing it to disk failed (writePrivate).
-	broken bool
 }
 
 // Index entry flags.

@@ -22,7 +22,7 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 	wt, err := Open(ctx, dir, g.Env)
 	if wt != nil {
 		// Removed at the end of its task: nothing of it may be written
-		// after (see writePrivate).
+		// after (see keepPrivate).
 		wt.syncPrivate = true
 	}
 	return wt, err
