@@ -154,8 +154,8 @@ func (k *killProject) reset(t *testing.T) {
 type trigger struct {
 	// kind is what is counted: "line" (of --json output), "plan" (the
 	// plan replaced: the agent's mark, ralph putting it back, ralph's
-	// mark), "state" (a task's acceptance recorded: its file created,
-	// or state.json written saying so), "commit" (the branch moved),
+	// mark), "state" (a task's acceptance recorded: its file created or
+	// renamed, or state.json written saying so), "commit" (the branch moved),
 	// "history" (a line appended).
 	kind string
 	n    int
@@ -248,7 +248,7 @@ func eventKind(dir string, ev fileEvent) string {
 	case ev.path == filepath.Join(dir, "prd.json") && ev.mask&unix.IN_MOVED_TO != 0:
 		return "plan"
 	case filepath.Dir(ev.path) == filepath.Join(dir, ".ralph") && strings.HasPrefix(filepath.Base(ev.path), "accepting.") &&
-		ev.mask&unix.IN_CREATE != 0:
+		ev.mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
 		return "state"
 	case ev.path == filepath.Join(dir, ".ralph", "state.json") && ev.mask&unix.IN_MOVED_TO != 0:
 		if b, err := os.ReadFile(ev.path); err == nil && strings.Contains(string(b), `"accepting"`) {

@@ -69,10 +69,18 @@ type Syncer struct {
 	fsync func(f *os.File) error
 
 	// spares are the temporary files made ahead for the paths Spare
-	// names, by path: creating a file is most of what a write costs on
-	// a journaling file system, and a spare is created off the writer's
-	// path, right after the write that used the last one.
-	spares map[string]*spare
+	// names, by path (nil while a write uses it), and spareDirs the
+	// directories they are made in: creating a file is most of what a
+	// write costs, and a spare is created off the writer's path. A write
+	// swaps the names of the spare and the file where the system can
+	// (exchange), and the file it replaced becomes the next spare: no
+	// file is made and none freed. On ext4 without a journal each freed
+	// file makes the creation of the next ones slower for minutes (the
+	// allocator steps over recently freed inodes one by one).
+	spares    map[string]*spare
+	spareDirs map[string]string
+	// noExchange: the system refused an exchange once; writes rename.
+	noExchange bool
 }
 
 // spare is a temporary file created ahead for the next write of a path.
@@ -87,16 +95,21 @@ type spare struct {
 const spareSuffix = ".spare-"
 
 // Spare makes the writes of path take a temporary file created ahead of
-// time, off the writer's path. It is for a file in a directory of the
-// program's own (a spare left by a killed process is removed by the next
-// Spare of the path; Close removes the current one), never for a user's
-// file, whose directory must not show stray files; Unspare removes it
-// too. A nil Syncer ignores it.
-func (s *Syncer) Spare(path string) {
+// time beside it, off the writer's path. It is for a file in a directory
+// of the program's own (a spare left by a killed process is removed by
+// the next Spare of the path; Close removes the current one); SpareIn
+// keeps the spares of a user's file out of its directory. Unspare
+// removes them too. A nil Syncer ignores it.
+func (s *Syncer) Spare(path string) { s.SpareIn(path, filepath.Dir(path)) }
+
+// SpareIn is Spare with the spares in dir, a directory of the program's
+// own on the same file system as path (elsewhere, the writes go on
+// without them).
+func (s *Syncer) SpareIn(path, dir string) {
 	if s == nil {
 		return
 	}
-	dir, base := filepath.Split(path)
+	base := filepath.Base(path)
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), "."+base+spareSuffix) {
@@ -110,31 +123,33 @@ func (s *Syncer) Spare(path string) {
 		return
 	}
 	if s.spares == nil {
-		s.spares = map[string]*spare{}
+		s.spares, s.spareDirs = map[string]*spare{}, map[string]string{}
 	}
 	if s.spares[path] == nil {
-		s.spares[path] = makeSpare(path)
+		s.spareDirs[path] = dir
+		s.spares[path] = makeSpare(dir, base)
 	}
 }
 
-// makeSpare starts creating a spare for path in the background.
-func makeSpare(path string) *spare {
+// makeSpare starts creating a spare for a file named base, in dir, in
+// the background.
+func makeSpare(dir, base string) *spare {
 	sp := &spare{done: make(chan struct{})}
 	go func() {
 		defer close(sp.done)
-		dir, base := filepath.Split(path)
 		sp.f, sp.err = os.CreateTemp(dir, "."+base+spareSuffix+"*")
 	}()
 	return sp
 }
 
-// takeSpare returns the spare made for path, if any, and starts the next
-// one; nil when path has none or it could not be made.
+// takeSpare returns the spare made for path, if any, for one write to
+// use: the next is set up when it is done (respare). nil when path has
+// none, it could not be made, or another write holds it.
 func (s *Syncer) takeSpare(path string) *os.File {
 	s.mu.Lock()
 	sp := s.spares[path]
-	if sp != nil && !s.closed {
-		s.spares[path] = makeSpare(path)
+	if sp != nil {
+		s.spares[path] = nil
 	}
 	s.mu.Unlock()
 	if sp == nil {
@@ -142,9 +157,40 @@ func (s *Syncer) takeSpare(path string) *os.File {
 	}
 	<-sp.done
 	if sp.err != nil {
+		s.respare(path, nil)
 		return nil
 	}
 	return sp.f
+}
+
+// respare sets up the spare of path's next write: next, when the write
+// left one, else a new one made in the background. When path no longer
+// has spares (Unspare, Close), next is removed instead.
+func (s *Syncer) respare(path string, next *os.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir, ok := s.spareDirs[path]
+	if !ok || s.closed || s.spares[path] != nil {
+		if next != nil {
+			_ = next.Close()
+			_ = os.Remove(next.Name())
+		}
+		return
+	}
+	if next != nil {
+		sp := &spare{done: make(chan struct{}), f: next}
+		close(sp.done)
+		s.spares[path] = sp
+		return
+	}
+	s.spares[path] = makeSpare(dir, filepath.Base(path))
+}
+
+// exchanges reports whether writes may try to exchange names.
+func (s *Syncer) exchanges() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.noExchange
 }
 
 // WriteFile replaces path with data atomically: a temporary file beside
@@ -165,7 +211,7 @@ func (s *Syncer) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	var f *os.File
 	var err error
 	if sf := s.takeSpare(path); sf != nil {
-		f, err = replaceWith(sf, path, data, perm)
+		f, err = s.replaceWith(sf, path, data, perm)
 	} else {
 		f, err = replace(path, data, perm)
 	}
@@ -176,32 +222,87 @@ func (s *Syncer) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// replaceWith is replace through a spare file made ahead: written, given
-// the permissions the file has, and renamed over path (a new file goes
-// through replace).
-func replaceWith(f *os.File, path string, data []byte, perm fs.FileMode) (*os.File, error) {
-	fail := func(err error) (*os.File, error) {
+// replaceWith is replace through a spare file made ahead (or left by the
+// last write): written over from the start, given the permissions the
+// file has, and swapped with path, the file it replaces becoming the next
+// spare; renamed over path where names cannot be swapped. A new file
+// goes through replace, as does a spare on another file system.
+func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileMode) (*os.File, error) {
+	drop := func() {
 		_ = f.Close()
 		_ = os.Remove(f.Name())
+	}
+	fail := func(err error) (*os.File, error) {
+		drop()
+		s.respare(path, nil)
 		return nil, err
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		// A new file: replace gives it perm less the umask.
-		_ = f.Close()
-		_ = os.Remove(f.Name())
+		drop()
+		s.respare(path, nil)
 		return replace(path, data, perm)
 	}
-	if err := f.Chmod(info.Mode().Perm()); err != nil {
+	if fi, err := f.Stat(); err != nil {
+		return fail(err)
+	} else if fi.Mode().Perm() != info.Mode().Perm() {
+		if err := f.Chmod(info.Mode().Perm()); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
 		return fail(err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := f.Truncate(int64(len(data))); err != nil {
 		return fail(err)
+	}
+	if s.exchanges() {
+		// The data on its way to the disk before the names change, as
+		// a rename over a file would have it on ext4: a power loss then
+		// leaves the old content or the new.
+		startWriteback(f)
+		err := exchange(f.Name(), path)
+		if err == nil {
+			// The spare's name holds what path held: the next spare.
+			next, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
+			if err != nil {
+				_ = os.Remove(f.Name())
+				next = nil
+			}
+			s.respare(path, next)
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EXDEV) && !unsupported(err) {
+			return fail(err)
+		}
+		if unsupported(err) {
+			s.mu.Lock()
+			s.noExchange = true
+			s.mu.Unlock()
+		}
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
+		if errors.Is(err, syscall.EXDEV) {
+			// The spares' directory is on another file system: the
+			// writes of path go on without them.
+			drop()
+			s.mu.Lock()
+			delete(s.spareDirs, path)
+			delete(s.spares, path)
+			s.mu.Unlock()
+			return replace(path, data, perm)
+		}
 		return fail(err)
 	}
+	s.respare(path, nil)
 	return f, nil
+}
+
+// unsupported reports whether err says the system cannot exchange names.
+func unsupported(err error) bool {
+	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) ||
+		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP)
 }
 
 // Append adds data to the end of path, creating it with perm (less the
@@ -291,9 +392,12 @@ func (s *Syncer) Unspare() {
 	}
 	s.mu.Lock()
 	spares := s.spares
-	s.spares = nil
+	s.spares, s.spareDirs = nil, nil // a write under way removes the spare it leaves
 	s.mu.Unlock()
 	for _, sp := range spares {
+		if sp == nil {
+			continue
+		}
 		<-sp.done
 		if sp.f != nil {
 			_ = sp.f.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -400,5 +401,88 @@ func TestSpare(t *testing.T) {
 	// Writes go on without spares.
 	if err := s.WriteFile(path, []byte("four"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSpareRecycles: where names can be exchanged (Linux), a path with a
+// spare is written without making or freeing a file: the file a write
+// replaces is the next write's spare, so two files take turns. Where they
+// cannot, the spare is renamed over it and a new one made, as before.
+func TestSpareRecycles(t *testing.T) {
+	t.Parallel()
+	for _, exchange := range []bool{true, false} {
+		t.Run(fmt.Sprintf("exchange=%v", exchange), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.json")
+			if err := os.WriteFile(path, []byte("zero"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := &Syncer{noExchange: !exchange}
+			s.Spare(path)
+			inodes := map[uint64]bool{}
+			for i, body := range []string{"one", "two!", "3", "four", "five five"} {
+				if err := s.WriteFile(path, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil || string(got) != body {
+					t.Fatalf("write %d: read %q, %v; want %q", i, got, err, body)
+				}
+				info, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Mode().Perm() != 0o600 {
+					t.Errorf("write %d: permissions %v, want the file's own 0600", i, info.Mode().Perm())
+				}
+				inodes[info.Sys().(*syscall.Stat_t).Ino] = true
+			}
+			recycled := runtime.GOOS == "linux" && exchange
+			if recycled && len(inodes) != 2 {
+				t.Errorf("the writes went through %d files, want the same two taking turns", len(inodes))
+			}
+			if !recycled && len(inodes) <= 2 {
+				// A freed inode's number may come back: more than two is all that holds.
+				t.Errorf("the writes went through %d files, want a new one each (renamed)", len(inodes))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != 1 {
+				t.Errorf("left in the directory: %v, want state.json alone", ents)
+			}
+		})
+	}
+}
+
+// TestSpareIn: a user's file takes its spares from a directory of the
+// program's own, and its own directory shows none, ever.
+func TestSpareIn(t *testing.T) {
+	t.Parallel()
+	user, own := t.TempDir(), t.TempDir()
+	path := filepath.Join(user, "prd.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s Syncer
+	s.SpareIn(path, own)
+	for _, body := range []string{"{\"a\":1}", "{\"b\":2}", "{}"} {
+		if err := s.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != body {
+			t.Fatalf("read %q, %v; want %q", got, err, body)
+		}
+		if ents, _ := os.ReadDir(user); len(ents) != 1 {
+			t.Fatalf("the user's directory holds %v, want prd.json alone", ents)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(own); len(ents) != 0 {
+		t.Errorf("spares left after Close: %v", ents)
 	}
 }

@@ -16,13 +16,18 @@ import (
 // commits with what the dead run decided (reconcile), then writes the
 // history lines it could not write, one per iteration that was running.
 // The run holds the lock by now, so a state.json that still says the last
-// run is live was left by one that died. It returns what to tell the
-// user, "" when the last run ended properly.
+// run is live was left by one that died. So was one that ended inside an
+// acceptance (a history line it could not write: a full disk). It returns
+// what to tell the user, "" when the last run ended properly.
 func (r *runner) recoverCrashed(ctx context.Context, prev state.State) (string, error) {
-	if !state.Live(prev.Status) || prev.RunID == "" {
+	live := state.Live(prev.Status)
+	if (!live && len(prev.Accepting) == 0) || prev.RunID == "" {
 		return "", nil
 	}
 	msg := fmt.Sprintf("the last run (%s) stopped unexpectedly", prev.RunID)
+	if !live {
+		msg = fmt.Sprintf("the last run (%s) failed (%s)", prev.RunID, prev.Message)
+	}
 	tasks := strings.Split(prev.CurrentTask, ",")
 	if prev.Iteration == 0 || prev.CurrentTask == "" {
 		return msg + " before its first iteration", nil
@@ -91,6 +96,9 @@ func (r *runner) crashedRecord(prev state.State, n int, id string) state.Record 
 		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: state.OutcomeInterrupted,
 		Error: fmt.Sprintf("ralph stopped unexpectedly during this iteration (pid %d was killed or crashed, "+
 			"or the machine went down); recorded by the next run", prev.PID)}
+	if !state.Live(prev.Status) {
+		rec.Error = fmt.Sprintf("ralph failed during this iteration (%s); recorded by the next run", prev.Message)
+	}
 	if promptPath, outPath, err := r.deps.Store.IterationFiles(prev.RunID, n); err == nil {
 		if fi, err := os.Stat(promptPath); err == nil {
 			rec.StartedAt = fi.ModTime()

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -151,6 +152,46 @@ func TestCrashedMarkNotRalphs(t *testing.T) {
 	}
 	if len(f.warns) == 0 || !strings.Contains(f.warns[0], "opened A again: the plan said it was done, but ralph had not accepted it") {
 		t.Errorf("warnings %q", f.warns)
+	}
+}
+
+// TestFailedAcceptanceFinished: a run that failed inside an acceptance
+// (its history line could not be written: a full disk) says so in
+// state.json, and the next run finishes it as after a crash.
+func TestFailedAcceptanceFinished(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.repo = &memRepo{tree: 1}
+	f.store.st = state.State{RunID: "dead", Status: state.StatusFailed, Message: "append history: no space left on device",
+		Iteration: 1, CurrentTask: "A", Accepting: []string{"A"}}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if got := f.store.history[0]; !strings.Contains(got.Error, "ralph failed while it finished this task (its checks had passed) (append history: no space left on device)") {
+		t.Errorf("the failed iteration's line: %+v", got)
+	}
+	if f.agent.calls != 0 {
+		t.Errorf("the agent ran %d times, want none", f.agent.calls)
+	}
+	if len(f.warns) == 0 || !strings.HasPrefix(f.warns[0], "the last run (dead) failed (append history: no space left on device) during iteration 1 (task A, which it had accepted: finished)") {
+		t.Errorf("warnings %q", f.warns)
+	}
+}
+
+// A run that fails inside an acceptance keeps its task in state.json.
+func TestFailInsideAcceptanceKeepsTheTask(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.repo = &memRepo{tree: 1}
+	f.store.failAppend = errors.New("no space left on device")
+	if err := f.run(t); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	if st := f.store.st; st.Status != state.StatusFailed || st.CurrentTask != "A" || !slices.Equal(st.Accepting, []string{"A"}) {
+		t.Errorf("state %s, current %q, accepting %v; want failed, A, [A]", st.Status, st.CurrentTask, st.Accepting)
 	}
 }
 

@@ -474,7 +474,9 @@ func (r *runner) finish(err error) error {
 		r.st.Status = state.StatusFailed
 		r.st.Message = runMessage(err)
 	}
-	r.st.CurrentTask = ""
+	if len(r.st.Accepting) == 0 {
+		r.st.CurrentTask = ""
+	} // else it stops inside an acceptance (its history line failed): the next run finishes it, as after a crash
 	r.st.WaitingUntil = nil
 	if p, ok := r.deps.Store.(preparer); ok {
 		p.DropPrepared() // the iteration they were made for will not come

@@ -78,11 +78,16 @@ type memStore struct {
 	st         state.State
 	history    []state.Record
 	dir        string
+	// failAppend, when set, is what every history append fails with.
+	failAppend error
 }
 
 func (s *memStore) LoadState() (state.State, error) { return s.st, nil }
 func (s *memStore) SaveState(st state.State) error  { s.st = st; return nil }
 func (s *memStore) AppendHistory(r state.Record) error {
+	if s.failAppend != nil {
+		return s.failAppend
+	}
 	s.history = append(s.history, r)
 	return nil
 }

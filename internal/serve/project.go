@@ -159,18 +159,7 @@ func getInfo(ctx context.Context, cl *http.Client) (Info, error) {
 // readState reads the project's state.json without creating anything; a
 // project without one has the zero State.
 func (p *project) readState() (state.State, error) {
-	b, err := os.ReadFile(filepath.Join(p.dir, state.Dir, state.StateFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return state.State{}, nil
-	}
-	if err != nil {
-		return state.State{}, err
-	}
-	var st state.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return state.State{}, fmt.Errorf("%s: %w", state.StateFile, err)
-	}
-	return st, nil
+	return state.ReadState(p.dir)
 }
 
 // plan loads the run's plan, or the one a run would find.

@@ -91,23 +91,49 @@ func NewRunID(now time.Time) string {
 // State with an empty Tasks map and no error. A corrupt file is an error
 // that names the file, line and column.
 func (s *Store) LoadState() (State, error) {
-	path := s.path(StateFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return State{Tasks: map[string]TaskState{}}, nil
-	}
+	st, err := readState(s.path(StateFile))
 	if err != nil {
-		return State{}, fmt.Errorf("read state: %w", err)
-	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return State{}, jsonError(path, data, err)
-	}
-	if st.Tasks == nil {
-		st.Tasks = map[string]TaskState{}
+		return State{}, err
 	}
 	if err := s.loadAccepting(&st); err != nil {
 		return State{}, err
+	}
+	return st, nil
+}
+
+// ReadState is LoadState for a reader that must not create .ralph/ (the
+// server watching projects): projectDir's state.json, without the
+// acceptance records.
+func ReadState(projectDir string) (State, error) {
+	return readState(filepath.Join(projectDir, Dir, StateFile))
+}
+
+// readState reads the state.json at path; a missing one is the zero
+// State. The run's writes reuse the file the last write replaced (see
+// durable.Syncer): a reader that opened it just before and reads late
+// may see it rewritten, so a read that does not parse is read again once.
+func readState(path string) (State, error) {
+	var st State
+	data, err := os.ReadFile(path)
+	for try := 0; ; try++ {
+		if errors.Is(err, fs.ErrNotExist) {
+			return State{Tasks: map[string]TaskState{}}, nil
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("read state: %w", err)
+		}
+		err = json.Unmarshal(data, &st)
+		if err == nil {
+			break
+		}
+		again, rerr := os.ReadFile(path)
+		if try > 0 || rerr != nil || bytes.Equal(again, data) {
+			return State{}, jsonError(path, data, err)
+		}
+		data, err, st = again, nil, State{}
+	}
+	if st.Tasks == nil {
+		st.Tasks = map[string]TaskState{}
 	}
 	return st, nil
 }

@@ -68,10 +68,23 @@ func Load(path string) (*File, error) {
 // returns, and s.Wait is the barrier that makes it durable. The loop
 // gives it the state store's Syncer, so one barrier covers both. Without
 // it, a write is on disk when it returns, as a one-shot command wants.
-func (f *File) SyncWith(s *durable.Syncer) {
+// The writes take their temporary files, made ahead, from spares (the
+// store's directory: never the plan's own, which must show no stray
+// file); s.Unspare removes them.
+func (f *File) SyncWith(s *durable.Syncer, spares string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.files = s
+	s.SpareIn(f.target(), spares)
+}
+
+// target is the file a write replaces: the path, or the file a symlink
+// there points to.
+func (f *File) target() string {
+	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
+		return resolved
+	}
+	return f.path
 }
 
 // Path returns the path the file was loaded from.
@@ -386,11 +399,7 @@ func isPosition(id string) bool {
 // target is replaced. The file's permissions are kept (f.mode, should it
 // be gone).
 func (f *File) write(next parsed) error {
-	target := f.path
-	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
-		target = resolved
-	}
-	if err := f.files.WriteFile(target, next.source(), f.mode); err != nil {
+	if err := f.files.WriteFile(f.target(), next.source(), f.mode); err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	f.cur = next
