@@ -262,7 +262,7 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 		// a rename over a file would have it on ext4: a power loss then
 		// leaves the old content or the new.
 		startWriteback(f)
-		err := exchange(f.Name(), path)
+		err := Exchange(f.Name(), path)
 		if err == nil {
 			// The spare's name holds what path held: the next spare.
 			next, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
@@ -273,10 +273,10 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 			s.respare(path, next)
 			return f, nil
 		}
-		if !errors.Is(err, syscall.EXDEV) && !unsupported(err) {
+		if !errors.Is(err, syscall.EXDEV) && !CannotExchange(err) {
 			return fail(err)
 		}
-		if unsupported(err) {
+		if CannotExchange(err) {
 			s.mu.Lock()
 			s.noExchange = true
 			s.mu.Unlock()
@@ -299,8 +299,9 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 	return f, nil
 }
 
-// unsupported reports whether err says the system cannot exchange names.
-func unsupported(err error) bool {
+// CannotExchange reports whether err, from Exchange, says the system
+// cannot exchange names (there or at all).
+func CannotExchange(err error) bool {
 	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) ||
 		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP)
 }

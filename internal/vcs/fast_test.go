@@ -1,11 +1,14 @@
 package vcs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -563,5 +566,80 @@ func TestCommitInProcessAfterSomeoneElse(t *testing.T) {
 	}
 	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("status after: %q", st)
+	}
+}
+
+// TestCommitKeepsSpares: commits in process replace the index and the
+// branch by swapping names with a spare, so the same two files take turns
+// and none is made or freed; what git reads stays whole and current. A
+// spare another name holds too (a run killed in the middle of a
+// replacement) is never written: it is dropped and the commit goes on.
+func TestCommitKeepsSpares(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("names are swapped on Linux only")
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	gittest.Init(t, dir)
+	g, err := Open(ctx, dir, gittest.Env(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	index := filepath.Join(dir, ".git", "index")
+	ref := filepath.Join(dir, ".git", "refs", "heads", "main")
+	indexSpare := filepath.Join(dir, ".git", "ralph-index.spare")
+	refSpare := filepath.Join(dir, ".git", "ralph-ref.spare")
+	ino := func(path string) uint64 {
+		t.Helper()
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Sys().(*syscall.Stat_t).Ino
+	}
+	var last [4]uint64 // the index, its spare, the branch, its spare after the last commit
+	for i := range 5 {
+		write(t, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), fmt.Sprintf("%d\n", i))
+		if i == 3 {
+			// A spare that is the index too, as a kill between the swap
+			// and the rename leaves it.
+			if err := os.Remove(indexSpare); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(index, indexSpare); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hash, err := g.Commit(ctx, fmt.Sprintf("commit %d", i))
+		if err != nil || hash == "" {
+			t.Fatalf("commit %d: %q, %v", i, hash, err)
+		}
+		now := [4]uint64{ino(index), ino(indexSpare), ino(ref), ino(refSpare)}
+		if i == 2 && (now[0] != last[1] || now[1] != last[0] || now[2] != last[3] || now[3] != last[2]) {
+			t.Errorf("commit 2 made or freed files: before %v, after %v; want the same ones swapped", last, now)
+		}
+		last = now
+		info, err := os.Stat(indexSpare)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idx, _ := os.Stat(index); links(info) != 1 || os.SameFile(info, idx) {
+			t.Fatalf("commit %d: the index's spare has %d names (the index's among them: %v)", i, links(info), os.SameFile(info, idx))
+		}
+		if got := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD")); got != hash {
+			t.Fatalf("commit %d: HEAD is %s, want %s", i, got, hash)
+		}
+		// Without optional locks: git status would write an index of its own.
+		if out := gitWith(t, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain"); out != "" {
+			t.Fatalf("commit %d: git status says\n%s", i, out)
+		}
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-progress")
+	if n := strings.Count(gittest.Git(t, dir, "log", "--format=%H"), "\n"); n != 5 {
+		t.Errorf("%d commits, want 5", n)
 	}
 }

@@ -6,12 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // commitInProcess is Commit without git for a plain repository: the real
@@ -72,7 +76,8 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	// The locks of the index and of the branch are taken while the tree
 	// is read and its objects written: creating a file costs as much as
 	// the rest. Those not used are let go on the way out.
-	idxLock, refLock := lockAhead(g.index), lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)))
+	idxLock := lockAhead(g.index, filepath.Join(filepath.Dir(g.index), "ralph-index.spare"))
+	refLock := lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)), filepath.Join(g.commonDir, "ralph-ref.spare"))
 	defer idxLock.release()
 	defer refLock.release()
 	var idx *index
@@ -111,9 +116,11 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 			_ = os.Remove(lock.Name())
 			return false, nil
 		}
-		written = &index{version: idx.version, entries: s.entries, mtime: lockTime(lock)}
+		// Stamped a little before now, as the file system's clock may
+		// lag (keepPrivate): entries changed since are smudged.
+		written = &index{version: idx.version, entries: s.entries, mtime: time.Now().Add(-racyMargin)}
 		data := encodeIndex(idx.version, s.entries, root, written.mtime)
-		return true, writeIndexFile(g.index, data, lock)
+		return true, idxLock.replace(g.index, data, nil)
 	}
 	if tree == parentTree {
 		// Nothing to commit; what git add -A changed in the index stays.
@@ -144,11 +151,10 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	}
 	hash = fmt.Sprintf("%x", id)
 	subject, _, _ := strings.Cut(msg, "\n")
-	lock, err := refLock.take()
-	if err != nil {
+	if _, err := refLock.take(); err != nil {
 		return "", false, nil //nolint:nilerr // the branch is locked: git commits what is staged now, or says why not
 	}
-	if err := g.moveBranch(lock, branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
+	if err := g.moveBranch(refLock, branch, parent, hash, c.committer+" "+stamp, "commit: "+subject, c); err != nil {
 		if errors.Is(err, errUnplain) {
 			return "", false, nil // git commits what is staged now
 		}
@@ -244,21 +250,14 @@ func (g *Git) ident(ctx context.Context, name string) string {
 // moveBranch points ref at commit next if it is still at old, through
 // its lock (ref.lock, taken) as git does, and appends to the branch's and
 // HEAD's reflogs.
-func (g *Git) moveBranch(lock *os.File, ref, old, next, who, msg string, c *gitConfig) error {
+func (g *Git) moveBranch(lock *aheadLock, ref, old, next, who, msg string, c *gitConfig) error {
 	path := filepath.Join(g.commonDir, filepath.FromSlash(ref))
-	name := lock.Name()
-	_, err := lock.WriteString(next + "\n")
-	if cerr := lock.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && g.readRef(ref) != old {
-		err = fmt.Errorf("%w: %s moved", errUnplain, ref)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		_ = os.Remove(name)
+	if err := lock.replace(path, []byte(next+"\n"), func() error {
+		if g.readRef(ref) != old {
+			return fmt.Errorf("%w: %s moved", errUnplain, ref)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	if !c.bool("core.logallrefupdates", true) {
@@ -274,31 +273,115 @@ func (g *Git) moveBranch(lock *os.File, ref, old, next, who, msg string, c *gitC
 
 // aheadLock is a git lock file (path.lock) being taken in the
 // background.
+//
+// Replacing a file by rename frees the file it replaces, and taking a
+// lock by creating path.lock makes one; a commit does both for the index
+// and for the branch. On ext4 without a journal every file made steps
+// over each inode freed in the last minutes, so that cost grows with the
+// run. A lock is taken instead by linking a spare file to its name (as
+// exclusive as creating it: the link fails when the name exists), and
+// replace swaps the names of the lock and the file, the file it replaced
+// becoming the next spare: no file made, none freed.
 type aheadLock struct {
 	done  chan struct{}
 	f     *os.File
 	err   error
 	taken bool
+	// spare is where the spare lives ("" for none); spared says the lock
+	// is it, linked to the lock's name.
+	spare  string
+	spared bool
 }
 
-// lockAhead starts taking path.lock (creating its directory if needed).
-func lockAhead(path string) *aheadLock {
-	l := &aheadLock{done: make(chan struct{})}
+// lockAhead starts taking path.lock (creating its directory if needed),
+// through spare when that is a file no other name holds.
+func lockAhead(path, spare string) *aheadLock {
+	l := &aheadLock{done: make(chan struct{}), spare: spare}
 	go func() {
 		defer close(l.done)
-		if l.err = os.MkdirAll(filepath.Dir(path), 0o755); l.err == nil {
-			l.f, l.err = lockFile(path, false)
+		if l.err = os.MkdirAll(filepath.Dir(path), 0o755); l.err != nil {
+			return
 		}
+		if info, err := os.Lstat(spare); err == nil {
+			if !info.Mode().IsRegular() || links(info) != 1 {
+				// Another name holds it too (a run killed in the middle of
+				// a replacement): it is not the spare's to write.
+				_ = os.Remove(spare)
+			} else if err := os.Link(spare, path+".lock"); err == nil {
+				if l.f, l.err = os.OpenFile(path+".lock", os.O_WRONLY, 0); l.err == nil {
+					l.spared = true
+					return
+				}
+				_ = os.Remove(path + ".lock")
+			} else if errors.Is(err, fs.ErrExist) {
+				l.err = fmt.Errorf("%w: %s.lock exists", errUnplain, path)
+				return
+			}
+		}
+		l.f, l.err = lockFile(path, false)
 	}()
 	return l
 }
 
-// take waits for the lock and hands it over: the caller writes, renames
-// or removes it.
+// links is the number of names info's file has (0 when unknown).
+func links(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink) //nolint:unconvert // its type differs between systems
+	}
+	return 0
+}
+
+// take waits for the lock and hands it over: the caller replaces path
+// through it (replace) or removes it.
 func (l *aheadLock) take() (*os.File, error) {
 	<-l.done
 	l.taken = l.err == nil
 	return l.f, l.err
+}
+
+// replace puts data in path's place through the lock taken, and releases
+// the lock: git's commit of a lock file. check, when set, runs once data
+// is written; its error abandons the lock. The file replaced is kept as
+// the next spare where names can be swapped.
+func (l *aheadLock) replace(path string, data []byte, check func() error) error {
+	f := l.f
+	var err error
+	if l.spared {
+		if _, err = f.WriteAt(data, 0); err == nil {
+			err = f.Truncate(int64(len(data)))
+		}
+	} else {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && check != nil {
+		err = check()
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	if l.spare != "" {
+		if durable.Exchange(f.Name(), path) == nil {
+			// The lock's name holds the file replaced: the spare. The new
+			// file is left with path alone.
+			if os.Rename(f.Name(), l.spare) != nil {
+				_ = os.Remove(l.spare)
+				_ = os.Remove(f.Name())
+			}
+			return nil
+		}
+		if l.spared {
+			_ = os.Remove(l.spare) // the new file must not keep the spare's name
+		}
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 // release removes the lock unless it was taken.

@@ -343,12 +343,3 @@ func lockFile(path string, stale bool) (*os.File, error) {
 	}
 	return f, err
 }
-
-// lockTime is the lock file's modification time: the clock the file
-// system stamps files with, which the racy check compares against.
-func lockTime(f *os.File) time.Time {
-	if info, err := f.Stat(); err == nil {
-		return info.ModTime()
-	}
-	return time.Now()
-}
