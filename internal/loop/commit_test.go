@@ -2,6 +2,8 @@ package loop
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,5 +77,35 @@ func TestFilesChangedAreTheAgents(t *testing.T) {
 				t.Errorf("files_changed (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOpenEmpty: a transcript file is written from its start, whatever a
+// file of that name held, and one made empty ahead of time is used as is.
+func TestOpenEmpty(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old")
+	if err := os.WriteFile(old, []byte("a longer content left over"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ahead := filepath.Join(dir, "ahead")
+	if err := os.WriteFile(ahead, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(ahead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{old, ahead, filepath.Join(dir, "new")} {
+		if err := writeEmpty(p, []byte("prompt")); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "prompt" {
+			t.Errorf("%s: %q, %v; want %q", filepath.Base(p), b, err, "prompt")
+		}
+	}
+	if after, err := os.Stat(ahead); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the file made ahead was replaced (%v)", err)
 	}
 }

@@ -49,11 +49,11 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err != nil {
 		return iteration{}, err
 	}
-	if err := os.WriteFile(promptPath, []byte(req.Prompt), 0o644); err != nil {
+	if err := writeEmpty(promptPath, []byte(req.Prompt)); err != nil {
 		return iteration{}, fmt.Errorf("write prompt: %w", err)
 	}
 	req.PromptFile = promptPath
-	f, err := os.Create(outPath)
+	f, err := openEmpty(outPath)
 	if err != nil {
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
@@ -162,6 +162,41 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		// The other values need nothing here.
 	}
 	return it.iteration, nil
+}
+
+// openEmpty opens path for writing, created when missing and emptied when
+// not empty. An empty file is not truncated: on ext4, a file truncated to
+// nothing has its data written out when it is closed (auto_da_alloc),
+// and the transcript files, made empty ahead of time (preparer), need not
+// wait for that.
+func openEmpty(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || info.Size() > 0 {
+		if err == nil {
+			err = f.Truncate(0)
+		}
+		if err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// writeEmpty is os.WriteFile through openEmpty.
+func writeEmpty(path string, data []byte) error {
+	f, err := openEmpty(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // preparer is a Store that makes an iteration's transcript files ahead
