@@ -1,9 +1,10 @@
 // Package durable writes files so that they are whole at once and on disk
-// soon after: a write replaces its file by rename (or appends in one
-// write(2)) before it returns, so a reader, or a process killed with
-// SIGKILL, sees the old content or the new and never a part; the fsyncs
-// that make it survive a power loss are left to a Syncer, which does them
-// in the background, several at a time, until someone waits for them.
+// soon after: a write replaces its file by rename, or by swapping names
+// with a spare file (or appends in one write(2)), before it returns, so a
+// process killed with SIGKILL, or a reader, sees the old content or the
+// new and never a part; the fsyncs that make it survive a power loss are
+// left to a Syncer, which does them in the background, several at a time,
+// until someone waits for them.
 //
 // It owns no process-wide state: each Syncer is one queue of fsyncs.
 // It must not decide what to write or when to wait; its callers (the
@@ -34,7 +35,13 @@ var ErrClosed = errors.New("durable: write after Close")
 // ext4's auto_da_alloc (on by default) makes safe against a power loss:
 // a rename over an existing file forces the new file's blocks out with
 // the transaction that commits the rename, so after a crash the name has
-// the old content or the new one, never an empty file. On file systems
+// the old content or the new one, never an empty file. A swap of names
+// (Spare) starts that writeback itself before the swap.
+//
+// A spare is the file the last write replaced, written over from its
+// start by the next one: a reader that opened the file before a write and
+// reads it only after the following write began may see a part (readers
+// of state.json read again a file that does not parse). On file systems
 // without that guarantee the window is the short time until the queued
 // fsync runs (or the next Wait). The order of the writes holds across a
 // crash as well: a journaling file system (ext4, xfs) commits renames in
