@@ -35,8 +35,9 @@ var ErrClosed = errors.New("durable: write after Close")
 // ext4's auto_da_alloc (on by default) makes safe against a power loss:
 // a rename over an existing file forces the new file's blocks out with
 // the transaction that commits the rename, so after a crash the name has
-// the old content or the new one, never an empty file. A swap of names
-// (Spare) starts that writeback itself before the swap.
+// the old content or the new one, never an empty file. After a swap of
+// names (Spare) the queued fsync, which starts at once, writes the data
+// out, well before a journal commits the swap.
 //
 // A spare is the file the last write replaced, written over from its
 // start by the next one: a reader that opened the file before a write and
@@ -265,10 +266,10 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 		return fail(err)
 	}
 	if s.exchanges() {
-		// The data on its way to the disk before the names change, as
-		// a rename over a file would have it on ext4: a power loss then
-		// leaves the old content or the new.
-		startWriteback(f)
+		// The data goes to the disk with the fsync queued right after
+		// (the flusher starts at once), not before the swap as ext4
+		// does for a rename over a file: the writer need not wait for
+		// it, and the journal commits the swap later than that.
 		err := Exchange(f.Name(), path)
 		if err == nil {
 			// The spare's name holds what path held: the next spare.

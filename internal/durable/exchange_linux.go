@@ -16,10 +16,3 @@ func Exchange(a, b string) error {
 	}
 	return nil
 }
-
-// startWriteback starts writing f's data to disk without waiting for it:
-// what ext4 does by itself when a rename replaces a file (auto_da_alloc),
-// and does not when two names are exchanged.
-func startWriteback(f *os.File) {
-	_ = unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
-}
