@@ -81,7 +81,7 @@ type Syncer struct {
 	// directories they are made in: creating a file is most of what a
 	// write costs, and a spare is created off the writer's path. A write
 	// swaps the names of the spare and the file where the system can
-	// (exchange), and the file it replaced becomes the next spare: no
+	// (Exchange), and the file it replaced becomes the next spare: no
 	// file is made and none freed. On ext4 without a journal each freed
 	// file makes the creation of the next ones slower for minutes (the
 	// allocator steps over recently freed inodes one by one).
