@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -642,4 +643,57 @@ func TestCommitKeepsSpares(t *testing.T) {
 	if n := strings.Count(gittest.Git(t, dir, "log", "--format=%H"), "\n"); n != 5 {
 		t.Errorf("%d commits, want 5", n)
 	}
+}
+
+// TestCommitSparesPerWorktree: linked worktrees commit side by side on
+// branches of the git directory they share (--parallel); each takes its
+// branch's lock through a spare of its own, so no commit lands on the
+// other's branch or is lost.
+func TestCommitSparesPerWorktree(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	gittest.Init(t, dir)
+	const rounds = 15
+	var wts []*Git
+	for _, b := range []string{"one", "two"} {
+		wt := filepath.Join(t.TempDir(), b)
+		gittest.Git(t, dir, "worktree", "add", "-q", "-b", b, wt)
+		g, err := Open(ctx, wt, gittest.Env(wt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.Close() })
+		wts = append(wts, g)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(wts)*rounds)
+	for _, g := range wts {
+		wg.Go(func() {
+			for i := range rounds {
+				write(t, filepath.Join(g.Root, fmt.Sprintf("f%d.txt", i)), filepath.Base(g.Root)+"\n")
+				if hash, err := g.Commit(ctx, fmt.Sprintf("%s %d", filepath.Base(g.Root), i)); err != nil || hash == "" {
+					errs <- fmt.Errorf("%s commit %d: %q, %v", filepath.Base(g.Root), i, hash, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	base := strings.Count(gittest.Git(t, dir, "log", "--format=%H", "main"), "\n")
+	for _, b := range []string{"one", "two"} {
+		log := gittest.Git(t, dir, "log", "--format=%s", b)
+		if n := strings.Count(log, "\n"); n != base+rounds {
+			t.Errorf("branch %s has %d commits, want %d", b, n, base+rounds)
+		}
+		if other := map[string]string{"one": "two ", "two": "one "}[b]; strings.Contains(log, other) {
+			t.Errorf("branch %s holds the other worktree's commits:\n%s", b, log)
+		}
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-progress")
 }

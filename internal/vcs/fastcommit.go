@@ -76,8 +76,11 @@ func (g *Git) commitInProcess(ctx context.Context, message string) (hash string,
 	// The locks of the index and of the branch are taken while the tree
 	// is read and its objects written: creating a file costs as much as
 	// the rest. Those not used are let go on the way out.
+	// The spares are the worktree's own (beside its index, in its git
+	// directory): the worktrees of --parallel commit side by side, on
+	// branches of the directory they share.
 	idxLock := lockAhead(g.index, filepath.Join(filepath.Dir(g.index), "ralph-index.spare"))
-	refLock := lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)), filepath.Join(g.commonDir, "ralph-ref.spare"))
+	refLock := lockAhead(filepath.Join(g.commonDir, filepath.FromSlash(branch)), filepath.Join(g.gitDir, "ralph-ref.spare"))
 	defer idxLock.release()
 	defer refLock.release()
 	var idx *index
