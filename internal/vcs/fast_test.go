@@ -675,7 +675,7 @@ func TestCommitSparesPerWorktree(t *testing.T) {
 			for i := range rounds {
 				write(t, filepath.Join(g.Root, fmt.Sprintf("f%d.txt", i)), filepath.Base(g.Root)+"\n")
 				if hash, err := g.Commit(ctx, fmt.Sprintf("%s %d", filepath.Base(g.Root), i)); err != nil || hash == "" {
-					errs <- fmt.Errorf("%s commit %d: %q, %v", filepath.Base(g.Root), i, hash, err)
+					errs <- fmt.Errorf("%s commit %d: %q, %w", filepath.Base(g.Root), i, hash, err)
 				}
 			}
 		})
