@@ -14,8 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // commitInProcess is Commit without git for a plain repository: the real
@@ -283,8 +281,8 @@ func (g *Git) moveBranch(lock *aheadLock, ref, old, next, who, msg string, c *gi
 // over each inode freed in the last minutes, so that cost grows with the
 // run. A lock is taken instead by linking a spare file to its name (as
 // exclusive as creating it: the link fails when the name exists), and
-// replace swaps the names of the lock and the file, the file it replaced
-// becoming the next spare: no file made, none freed.
+// the file the lock replaces becomes the next spare: no file made, none
+// freed.
 type aheadLock struct {
 	done  chan struct{}
 	f     *os.File
@@ -366,23 +364,35 @@ func (l *aheadLock) replace(path string, data []byte, check func() error) error 
 		_ = os.Remove(f.Name())
 		return err
 	}
-	if l.spare != "" {
-		if durable.Exchange(f.Name(), path) == nil {
-			// The lock's name holds the file replaced: the spare. The new
-			// file is left with path alone.
-			if os.Rename(f.Name(), l.spare) != nil {
-				_ = os.Remove(l.spare)
-				_ = os.Remove(f.Name())
-			}
-			return nil
+	if l.spare == "" {
+		if err := os.Rename(f.Name(), path); err != nil {
+			_ = os.Remove(f.Name())
+			return err
 		}
-		if l.spared {
-			_ = os.Remove(l.spare) // the new file must not keep the spare's name
-		}
+		return nil
 	}
+	// The file replaced keeps a second name, then the lock is renamed
+	// over it as git does (the lock gone in that same step), then that
+	// name becomes the spare's. A kill anywhere leaves no lock but in
+	// git's own window, and at worst a spare the next lock will not use.
+	keep := l.spare + ".next"
+	_ = os.Remove(keep) // one a killed run left
+	kept := os.Link(path, keep) == nil
 	if err := os.Rename(f.Name(), path); err != nil {
 		_ = os.Remove(f.Name())
+		if kept {
+			_ = os.Remove(keep)
+		}
 		return err
+	}
+	switch {
+	case kept:
+		if os.Rename(keep, l.spare) != nil {
+			_ = os.Remove(keep)
+			_ = os.Remove(l.spare) // the new file must not keep the spare's name
+		}
+	case l.spared:
+		_ = os.Remove(l.spare) // the new file must not keep the spare's name
 	}
 	return nil
 }
