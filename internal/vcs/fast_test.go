@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -571,15 +570,13 @@ func TestCommitInProcessAfterSomeoneElse(t *testing.T) {
 }
 
 // TestCommitKeepsSpares: commits in process replace the index and the
-// branch by swapping names with a spare, so the same two files take turns
-// and none is made or freed; what git reads stays whole and current. A
+// branch through a spare (the lock linked from it, the file replaced the
+// next one), so the same two files take turns and none is made or freed;
+// what git reads stays whole and current. A
 // spare another name holds too (a run killed in the middle of a
 // replacement) is never written: it is dropped and the commit goes on.
 func TestCommitKeepsSpares(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" {
-		t.Skip("names are swapped on Linux only")
-	}
 	ctx := t.Context()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
@@ -606,8 +603,8 @@ func TestCommitKeepsSpares(t *testing.T) {
 	for i := range 5 {
 		write(t, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), fmt.Sprintf("%d\n", i))
 		if i == 3 {
-			// A spare that is the index too, as a kill between the swap
-			// and the rename leaves it.
+			// A spare that is the index too, as a kill between the
+			// lock's rename and the spare's leaves it.
 			if err := os.Remove(indexSpare); err != nil {
 				t.Fatal(err)
 			}
@@ -621,7 +618,7 @@ func TestCommitKeepsSpares(t *testing.T) {
 		}
 		now := [4]uint64{ino(index), ino(indexSpare), ino(ref), ino(refSpare)}
 		if i == 2 && (now[0] != last[1] || now[1] != last[0] || now[2] != last[3] || now[3] != last[2]) {
-			t.Errorf("commit 2 made or freed files: before %v, after %v; want the same ones swapped", last, now)
+			t.Errorf("commit 2 made or freed files: before %v, after %v; want the same ones, trading places", last, now)
 		}
 		last = now
 		info, err := os.Stat(indexSpare)

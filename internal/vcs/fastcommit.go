@@ -343,7 +343,7 @@ func (l *aheadLock) take() (*os.File, error) {
 // replace puts data in path's place through the lock taken, and releases
 // the lock: git's commit of a lock file. check, when set, runs once data
 // is written; its error abandons the lock. The file replaced is kept as
-// the next spare where names can be swapped.
+// the next spare.
 func (l *aheadLock) replace(path string, data []byte, check func() error) error {
 	f := l.f
 	var err error
