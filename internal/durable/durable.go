@@ -81,7 +81,7 @@ type Syncer struct {
 	// directories they are made in: creating a file is most of what a
 	// write costs, and a spare is created off the writer's path. A write
 	// swaps the names of the spare and the file where the system can
-	// (Exchange), and the file it replaced becomes the next spare: no
+	// (exchange), and the file it replaced becomes the next spare: no
 	// file is made and none freed. On ext4 without a journal each freed
 	// file makes the creation of the next ones slower for minutes (the
 	// allocator steps over recently freed inodes one by one).
@@ -247,9 +247,9 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		// A new file: replace gives it perm less the umask.
-		drop()
-		s.respare(path, nil)
+		// A new file: replace gives it perm less the umask; the spare,
+		// untouched, waits for the next write.
+		s.respare(path, f)
 		return replace(path, data, perm)
 	}
 	if fi, err := f.Stat(); err != nil {
@@ -270,7 +270,7 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 		// (the flusher starts at once), not before the swap as ext4
 		// does for a rename over a file: the writer need not wait for
 		// it, and the journal commits the swap later than that.
-		err := Exchange(f.Name(), path)
+		err := exchange(f.Name(), path)
 		if err == nil {
 			// The spare's name holds what path held: the next spare.
 			next, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
@@ -281,13 +281,13 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 			s.respare(path, next)
 			return f, nil
 		}
-		if !errors.Is(err, syscall.EXDEV) && !CannotExchange(err) {
-			return fail(err)
-		}
-		if CannotExchange(err) {
+		switch {
+		case cannotExchange(err):
 			s.mu.Lock()
 			s.noExchange = true
 			s.mu.Unlock()
+		case !errors.Is(err, syscall.EXDEV): // EXDEV: the rename below says so, and is handled
+			return fail(err)
 		}
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
@@ -307,9 +307,9 @@ func (s *Syncer) replaceWith(f *os.File, path string, data []byte, perm fs.FileM
 	return f, nil
 }
 
-// CannotExchange reports whether err, from Exchange, says the system
+// cannotExchange reports whether err, from exchange, says the system
 // cannot exchange names (there or at all).
-func CannotExchange(err error) bool {
+func cannotExchange(err error) bool {
 	return errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) ||
 		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP)
 }

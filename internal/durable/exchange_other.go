@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// Exchange is not done off Linux: writes rename their spare over the file.
-func Exchange(a, b string) error {
+// exchange is not done off Linux: writes rename their spare over the file.
+func exchange(a, b string) error {
 	return &os.LinkError{Op: "exchange", Old: a, New: b, Err: errors.ErrUnsupported}
 }

@@ -270,11 +270,7 @@ func (g *Git) settlePrivate() {
 	}
 	idx, root := g.idx, g.privRoot
 	g.privRoot = nil
-	lock, err := lockFile(g.private, true)
-	if err == nil {
-		err = writeIndexFile(g.private, encodeIndex(idx.version, idx.entries, root, idx.mtime), lock)
-	}
-	if err != nil {
+	if writeIndexFile(g.private, encodeIndex(idx.version, idx.entries, root, idx.mtime)) != nil {
 		g.idx = nil
 	}
 }

@@ -38,6 +38,22 @@ func noGit(t *testing.T, g *Git) {
 	g.Env = append(slices.Clone(g.Env), "PATH="+t.TempDir())
 }
 
+// repoWithA makes a repository on main whose first commit holds a.txt
+// and a .gitignore of .ralph/, and opens it.
+func repoWithA(t *testing.T) (*Git, string) {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	gittest.Init(t, dir)
+	g, err := Open(t.Context(), dir, gittest.Env(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	return g, dir
+}
+
 // TestLookInProcessIsGitAdd walks a working tree through the changes an
 // agent makes and checks each look made in process against git's own: a
 // copy of the index brought up to date by git add -A (less .ralph/), its
@@ -180,15 +196,7 @@ func TestLookInProcessIsGitAdd(t *testing.T) {
 func TestLookKeepsIndexInMemory(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
-	write(t, filepath.Join(dir, "a.txt"), "a\n")
-	gittest.Init(t, dir)
-	g, err := Open(ctx, dir, gittest.Env(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
+	g, dir := repoWithA(t)
 	if _, err := g.Changes(ctx); err != nil { // the baseline
 		t.Fatal(err)
 	}
@@ -578,15 +586,7 @@ func TestCommitInProcessAfterSomeoneElse(t *testing.T) {
 func TestCommitKeepsSpares(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
-	write(t, filepath.Join(dir, "a.txt"), "a\n")
-	gittest.Init(t, dir)
-	g, err := Open(ctx, dir, gittest.Env(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
+	g, dir := repoWithA(t)
 	index := filepath.Join(dir, ".git", "index")
 	ref := filepath.Join(dir, ".git", "refs", "heads", "main")
 	indexSpare := filepath.Join(dir, ".git", "ralph-index.spare")
@@ -649,10 +649,7 @@ func TestCommitKeepsSpares(t *testing.T) {
 func TestCommitSparesPerWorktree(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, ".gitignore"), ".ralph/\n")
-	write(t, filepath.Join(dir, "a.txt"), "a\n")
-	gittest.Init(t, dir)
+	_, dir := repoWithA(t)
 	const rounds = 15
 	var wts []*Git
 	for _, b := range []string{"one", "two"} {

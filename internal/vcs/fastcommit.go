@@ -288,8 +288,8 @@ type aheadLock struct {
 	f     *os.File
 	err   error
 	taken bool
-	// spare is where the spare lives ("" for none); spared says the lock
-	// is it, linked to the lock's name.
+	// spare is where the spare lives; spared says the lock is it, linked
+	// to the lock's name.
 	spare  string
 	spared bool
 }
@@ -346,13 +346,9 @@ func (l *aheadLock) take() (*os.File, error) {
 // the next spare.
 func (l *aheadLock) replace(path string, data []byte, check func() error) error {
 	f := l.f
-	var err error
-	if l.spared {
-		if _, err = f.WriteAt(data, 0); err == nil {
-			err = f.Truncate(int64(len(data)))
-		}
-	} else {
-		_, err = f.Write(data)
+	_, err := f.WriteAt(data, 0) // over what a spare held
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -363,13 +359,6 @@ func (l *aheadLock) replace(path string, data []byte, check func() error) error 
 	if err != nil {
 		_ = os.Remove(f.Name())
 		return err
-	}
-	if l.spare == "" {
-		if err := os.Rename(f.Name(), path); err != nil {
-			_ = os.Remove(f.Name())
-			return err
-		}
-		return nil
 	}
 	// The file replaced keeps a second name, then the lock is renamed
 	// over it as git does (the lock gone in that same step), then that

@@ -305,19 +305,16 @@ func (n *treeNode) appendCacheTree(b []byte, name string) []byte {
 	return b
 }
 
-// writeIndexFile replaces the index at path with data through path.lock,
-// as git does: O_EXCL on the lock keeps two writers apart. lock is the
-// lock file when the caller took it already (lockFile), nil to take it
-// here, for ralph's own index (a lock left over is stale there).
-func writeIndexFile(path string, data []byte, lock *os.File) error {
-	if lock == nil {
-		var err error
-		if lock, err = lockFile(path, true); err != nil {
-			return err
-		}
+// writeIndexFile replaces ralph's own index at path with data through
+// path.lock, as git does: O_EXCL on the lock keeps two writers apart (a
+// lock left over is stale for a file only ralph writes).
+func writeIndexFile(path string, data []byte) error {
+	lock, err := lockFile(path, true)
+	if err != nil {
+		return err
 	}
 	name := lock.Name()
-	_, err := lock.Write(data)
+	_, err = lock.Write(data)
 	if cerr := lock.Close(); err == nil {
 		err = cerr
 	}
