@@ -582,7 +582,8 @@ func TestCommitInProcessAfterSomeoneElse(t *testing.T) {
 // next one), so the same two files take turns and none is made or freed;
 // what git reads stays whole and current. A
 // spare another name holds too (a run killed in the middle of a
-// replacement) is never written: it is dropped and the commit goes on.
+// replacement) is never written: it is dropped and the commit goes on; a
+// lock that is a spare's second name (a run killed holding it) is let go.
 func TestCommitKeepsSpares(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -610,6 +611,15 @@ func TestCommitKeepsSpares(t *testing.T) {
 			}
 			if err := os.Link(index, indexSpare); err != nil {
 				t.Fatal(err)
+			}
+		}
+		if i == 4 {
+			// The locks a run killed in the middle of a commit leaves:
+			// second names of the spares. They are ralph's, and let go.
+			for lock, spare := range map[string]string{index + ".lock": indexSpare, ref + ".lock": refSpare} {
+				if err := os.Link(spare, lock); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		hash, err := g.Commit(ctx, fmt.Sprintf("commit %d", i))

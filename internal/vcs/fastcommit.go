@@ -303,25 +303,48 @@ func lockAhead(path, spare string) *aheadLock {
 		if l.err = os.MkdirAll(filepath.Dir(path), 0o755); l.err != nil {
 			return
 		}
-		if info, err := os.Lstat(spare); err == nil {
-			if !info.Mode().IsRegular() || links(info) != 1 {
-				// Another name holds it too (a run killed in the middle of
-				// a replacement): it is not the spare's to write.
-				_ = os.Remove(spare)
-			} else if err := os.Link(spare, path+".lock"); err == nil {
-				if l.f, l.err = os.OpenFile(path+".lock", os.O_WRONLY, 0); l.err == nil {
-					l.spared = true
-					return
-				}
-				_ = os.Remove(path + ".lock")
-			} else if errors.Is(err, fs.ErrExist) {
-				l.err = fmt.Errorf("%w: %s.lock exists", errUnplain, path)
-				return
-			}
+		if l.f, l.spared, l.err = linkLock(path, spare); l.spared || l.err != nil {
+			return
 		}
 		l.f, l.err = lockFile(path, false)
 	}()
 	return l
+}
+
+// linkLock takes path.lock by linking spare to it. spared is false, with
+// no error, when the spare cannot serve: the lock is to be created.
+func linkLock(path, spare string) (f *os.File, spared bool, err error) {
+	lock := path + ".lock"
+	info, err := os.Lstat(spare)
+	if err != nil {
+		return nil, false, nil
+	}
+	if held, err := os.Lstat(lock); err == nil && os.SameFile(info, held) {
+		// The lock is a second name of the spare: ralph's own, left by a
+		// run killed while it held it (no one else takes a lock this
+		// way, and this Git's commits take turns). It is let go.
+		_ = os.Remove(lock)
+		if info, err = os.Lstat(spare); err != nil {
+			return nil, false, nil
+		}
+	}
+	if !info.Mode().IsRegular() || links(info) != 1 {
+		// Another name holds it too (a run killed in the middle of a
+		// replacement): it is not the spare's to write.
+		_ = os.Remove(spare)
+		return nil, false, nil
+	}
+	if err := os.Link(spare, lock); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, false, fmt.Errorf("%w: %s exists", errUnplain, lock)
+		}
+		return nil, false, nil
+	}
+	if f, err = os.OpenFile(lock, os.O_WRONLY, 0); err != nil {
+		_ = os.Remove(lock)
+		return nil, false, nil
+	}
+	return f, true, nil
 }
 
 // links is the number of names info's file has (0 when unknown).
