@@ -112,7 +112,6 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	}
 	defer func() { _ = release() }()
 	// The plan's fsyncs join the store's: the loop's barrier covers both.
-	plan.SyncWith(store.Syncer(), store.Dir())
 	if _, err := stopCrashed(opts.f, store); err != nil {
 		return err
 	}

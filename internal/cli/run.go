@@ -288,7 +288,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	defer func() { _ = release() }()
 	// The plan's fsyncs join the store's: the loop's barrier covers both.
-	plan.SyncWith(store.Syncer(), store.Dir())
 	crashed, err := stopCrashed(opts.f, store)
 	if err != nil {
 		return err

@@ -494,9 +494,6 @@ func tasksSet(opts *tasksOptions, env *tasksEnv, st task.Status) error {
 		if err := store.SaveState(cur); err != nil {
 			return err
 		}
-		if err := store.Sync(); err != nil {
-			return err
-		}
 		env.st = cur
 	}
 	after, _ := env.file.Plan().Task(before.ID)

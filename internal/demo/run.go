@@ -40,7 +40,6 @@ func Run(ctx context.Context, dir string, opts Options) error {
 	}
 	defer func() { _ = release() }()
 	// The plan's fsyncs join the store's: the loop's barrier covers both.
-	plan.SyncWith(store.Syncer(), store.Dir())
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	default:
 		// Agent ownership: commit what the agent left uncommitted, if
 		// anything.
-		dirty, derr := r.dirty(ctx, c)
+		dirty, derr := r.deps.Repo.Dirty(ctx)
 		files = count()
 		if (derr != nil || dirty) && (len(c.doneIDs) > 0 || files > 0) {
 			hash, failed = r.commit(ctx, t, c.doneIDs)
@@ -73,25 +73,6 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	// formatter): they are not the next agent's work.
 	r.treeSeen = err == nil && !failed
 	return files, hash
-}
-
-// seenCommitted tells from the iteration's look whether the agent left
-// anything uncommitted, without a git process when it can (vcs.Git).
-type seenCommitted interface {
-	SeenCommitted(ctx context.Context) (committed, ok bool)
-}
-
-// dirty reports whether the agent left anything to commit. When this
-// iteration's look is the last word on the working tree (no reviewer
-// worked in it since, nothing put back, no log written to the plan), the
-// look's tree against HEAD's says so without a git status.
-func (r *runner) dirty(ctx context.Context, c classified) (bool, error) {
-	if sc, ok := r.deps.Repo.(seenCommitted); ok && c.look != nil && !c.restored && !c.logged {
-		if committed, ok := sc.SeenCommitted(ctx); ok {
-			return !committed, nil
-		}
-	}
-	return r.deps.Repo.Dirty(ctx)
 }
 
 // agentChanges counts the changed files that are the agent's: the plan

@@ -158,7 +158,7 @@ func (r *runner) checkpoint(ctx context.Context) error {
 	r.emit(Event{Kind: EventPaused, Iteration: r.st.Iteration, Plan: r.progress(),
 		Message: "paused after iteration " + fmt.Sprint(r.st.Iteration)})
 	r.st.Status = state.StatusPaused
-	if err := r.saveDurably(); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	select {

@@ -67,9 +67,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	// The state naming the task is on disk before the agent can touch
 	// anything: after a crash, the next run knows which task's marks in
 	// the plan were not ralph's (reconcile.go). The write started with
-	// the iteration is nearly always done by now. Done means renamed into
-	// place, which is what a kill -9 needs; the fsyncs may still be under
-	// way (durable.Syncer says why a power loss is covered too).
+	// the iteration is nearly always done by now.
 	if err := r.saved(); err != nil {
 		_ = out.close()
 		return iteration{}, err
@@ -126,7 +124,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if len(it.doneIDs) > 0 && r.opts.Ownership == task.OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
-	it.logged = r.recordInPlan(t, rec, it.doneIDs)
+	r.recordInPlan(t, rec, it.doneIDs)
 	rec.FilesChanged, rec.Commit = r.settle(ctx, t, it, planEdited)
 	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
 		it.progress = true
@@ -219,9 +217,6 @@ type classified struct {
 	// look is the claim whose snapshot was this iteration's look at the
 	// tree, when nothing ran in the tree after it; nil: settle looks.
 	look *claim
-	// logged: the runner wrote the iteration to the plan's own log after
-	// the look.
-	logged bool
 }
 
 // classify decides the outcome of one agent run and applies it to the
@@ -464,17 +459,16 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 
 // recordInPlan keeps the plan's own log up to date where the format has
 // one (progress.md's Completed This Iteration, Recent Attempts and
-// Iteration Log), before the commit so the log is part of it. logged says
-// whether it wrote to the plan (or tried to).
-func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) (logged bool) {
+// Iteration Log), before the commit so the log is part of it.
+func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) {
 	lg, ok := r.deps.Plan.(interface {
 		RecordIteration(task.IterationRecord) error
 	})
 	if !ok {
-		return false
+		return
 	}
 	if kl, ok := r.deps.Plan.(interface{ KeepsLog() bool }); ok && !kl.KeepsLog() {
-		return false
+		return
 	}
 	err := lg.RecordIteration(task.IterationRecord{Iteration: rec.Iteration, Started: rec.StartedAt,
 		Duration: rec.EndedAt.Sub(rec.StartedAt), TaskID: t.ID, Outcome: string(rec.Outcome), Error: rec.Error, Done: doneIDs})
@@ -482,7 +476,6 @@ func (r *runner) recordInPlan(t task.Task, rec state.Record, doneIDs []string) (
 		r.stopFor(err)
 		r.warn("could not update the log in %s: %v", r.deps.Plan.Plan().Path, err)
 	}
-	return true
 }
 
 func noMarkerText(res agent.Result) string {

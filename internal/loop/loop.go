@@ -482,7 +482,7 @@ func (r *runner) finish(err error) error {
 		p.DropPrepared() // the iteration they were made for will not come
 	}
 	// Durably: the process exits or the next run starts from here.
-	if serr := r.saveDurably(); serr != nil && err == nil {
+	if serr := r.save(); serr != nil && err == nil {
 		err = serr
 	}
 	totals := r.st.Totals

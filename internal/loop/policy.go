@@ -140,7 +140,7 @@ func (r *runner) waitForLimit(ctx context.Context, it iteration) error {
 func (r *runner) wait(ctx context.Context, until time.Time, why string) error {
 	r.st.Status = state.StatusWaiting
 	r.st.WaitingUntil = &until
-	if err := r.saveDurably(); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Until: &until, Message: why})

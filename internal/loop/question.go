@@ -122,7 +122,7 @@ func (r *runner) waitForAnswer(ctx context.Context) error {
 			ErrLimit, strings.Join(ids, ", "))
 	}
 	r.st.Status = state.StatusWaiting
-	if err := r.saveDurably(); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	q := pending[0]

@@ -80,7 +80,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 	}
 	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Task: &TaskRef{ID: tasks[0].ID, Title: tasks[0].Title},
 		Message: "reviewing with " + reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model)})
-	v, ev, stop := r.review(ctx, text, cl.to)
+	v, ev, stop := r.review(ctx, text, r.toTree(ctx, cl))
 	c.ev.review = ev
 	switch {
 	case stop != nil:
@@ -317,7 +317,7 @@ func (r *runner) limitUntil(resetAt time.Time, why string) (time.Time, error) {
 func (r *runner) waitInIteration(ctx context.Context, until time.Time, why string) error {
 	r.st.Status = state.StatusWaiting
 	r.st.WaitingUntil = &until
-	if err := r.saveDurably(); err != nil {
+	if err := r.save(); err != nil {
 		return err
 	}
 	r.emit(Event{Kind: EventWaiting, Iteration: r.st.Iteration, Until: &until, Message: why})

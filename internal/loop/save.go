@@ -30,8 +30,8 @@ func (s *saving) now() {
 const coalesceDelay = 50 * time.Millisecond
 
 // stateWriter keeps the writes of state.json in order, off the loop's
-// path where it can: each writes a temporary file and renames it, and
-// the store fsyncs them in the background (saveDurably waits for that).
+// path where it can: each replaces the file whole and on disk
+// (durable.WriteFile) in a goroutine of its own.
 type stateWriter struct {
 	last *saving
 	// gen numbers the writes; a write that a newer one has overtaken
@@ -115,27 +115,6 @@ func (r *runner) save() error {
 	}
 	<-r.writer.last.done
 	return r.writer.last.err
-}
-
-// saveDurably is save for a state the run rests in (a wait, a pause, its
-// end): it returns once that state, and everything written before it
-// (history, the plan), is on disk to the last fsync, which the store
-// otherwise does in the background (Store's Sync). A power loss during
-// a long wait then loses nothing.
-func (r *runner) saveDurably() error {
-	if err := r.save(); err != nil {
-		return err
-	}
-	return r.synced()
-}
-
-// synced is the barrier of the store's background fsyncs, for a store
-// that has them.
-func (r *runner) synced() error {
-	if s, ok := r.deps.Store.(interface{ Sync() error }); ok {
-		return s.Sync()
-	}
-	return nil
 }
 
 // saved waits until the writes started so far are on disk, and reports

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/ralph-loop/ralph/internal/guard"
 	"github.com/ralph-loop/ralph/internal/prompt"
@@ -107,7 +106,11 @@ func (r *runner) markStart(ctx context.Context, t task.Task) {
 // claim is the work a done claim is about: the diff from the tree the
 // task started at to the tree now.
 type claim struct {
+	// from is the tree the task started at; to the tree now, "" until
+	// toTree writes it (when seen: the look's, which only a reader of
+	// its files needs).
 	from, to string
+	seen     bool
 	diff     []byte
 	// err says why there is no diff.
 	err error
@@ -150,28 +153,30 @@ func (r *runner) readClaim(ctx context.Context, t task.Task, ids []string) *clai
 		}
 		cl.to = to
 	}
+	cl.seen = cl.looked
 	if cl.from == "" {
-		if cl.looked {
-			cl.to, _ = r.deps.Trees.Seen(ctx)
-		}
 		cl.err = fmt.Errorf("the tree the task started from is unknown")
 		return cl
 	}
 	if cl.looked {
-		// The look's tree id and its diff from the start, side by side:
-		// the diff reads the look's index, no written tree needed.
-		var wg sync.WaitGroup
-		var terr error
-		wg.Go(func() { cl.to, terr = r.deps.Trees.Seen(ctx) })
+		// The diff reads the look's index: no tree need be written for
+		// it, and toTree writes one only when something reads it.
 		cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, "", exclude)
-		wg.Wait()
-		if terr != nil {
-			cl.diff, cl.err = nil, terr
-		}
 		return cl
 	}
 	cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, cl.to, exclude)
 	return cl
+}
+
+// toTree is the tree the claim ends at, written from the look when first
+// asked for ("" when it cannot be): before anything but ralph's reads
+// changes the working tree.
+func (r *runner) toTree(ctx context.Context, cl *claim) string {
+	if cl.to == "" && cl.seen {
+		cl.to, _ = r.deps.Trees.Seen(ctx)
+		cl.seen = false
+	}
+	return cl.to
 }
 
 // lookAtClaim makes the iteration's look at the tree (Changes) the
@@ -211,8 +216,8 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 		GateCommands: r.gateCommands(tasks[0]),
 		ConfigFiles:  r.opts.GuardConfigFiles,
 		Task:         taskText(tasks),
-		Before:       r.treeReader(ctx, cl.from, names),
-		After:        r.treeReader(ctx, cl.to, names),
+		Before:       r.treeReader(ctx, func() string { return cl.from }, names),
+		After:        r.treeReader(ctx, func() string { return r.toTree(ctx, cl) }, names),
 	})
 	if err != nil {
 		ev.Error = err.Error()
@@ -267,18 +272,22 @@ func (r *runner) gateCommands(t task.Task) []string {
 }
 
 // treeReader reads files as tree has them, for the guard's Before and
-// After: the files the diff names in one look, others one by one.
-func (r *runner) treeReader(ctx context.Context, tree string, names []string) func(string) ([]byte, bool) {
+// After: the files the diff names in one look, others one by one. The
+// tree is asked for at the first read.
+func (r *runner) treeReader(ctx context.Context, treeOf func() string, names []string) func(string) ([]byte, bool) {
 	var batch map[string][]byte
+	var tree string
 	return func(p string) ([]byte, bool) {
 		if batch == nil {
-			batch, _ = r.deps.Trees.Files(ctx, tree, names)
+			if tree = treeOf(); tree != "" {
+				batch, _ = r.deps.Trees.Files(ctx, tree, names)
+			}
 			if batch == nil {
 				batch = map[string][]byte{}
 			}
 		}
-		if b, ok := batch[p]; ok {
-			return b, true
+		if b, ok := batch[p]; ok || tree == "" {
+			return b, ok
 		}
 		one, err := r.deps.Trees.Files(ctx, tree, []string{p})
 		if err != nil {

@@ -555,8 +555,5 @@ func AnswerOnDisk(dir, taskID, text, by string) (state.Question, error) {
 	if !ok {
 		return q, errors.New("no question is waiting for an answer")
 	}
-	if err := store.SaveState(st); err != nil {
-		return q, err
-	}
-	return q, store.Sync() // release would too, but its error goes nowhere
+	return q, store.SaveState(st)
 }

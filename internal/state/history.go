@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // AppendHistory adds rec as one line to history.jsonl: the whole line goes
@@ -39,7 +41,7 @@ func (s *Store) AppendHistory(rec Record) error {
 		}
 		s.repaired = true
 	}
-	if err := s.files.Append(path, line, 0o644); err != nil {
+	if err := durable.Append(path, line, 0o644); err != nil {
 		return fmt.Errorf("append history: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // The lock keeps one run per project. It is a flock(2) held on an open
@@ -143,15 +145,15 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	// The holder writes state.json twice an iteration, on the loop's
-	// path: its temporary file is made ahead (one a killed holder left is
-	// removed), and removed with the lock.
-	s.files.Spare(s.path(StateFile))
+	// Earlier versions kept spare files here; the holder removes them.
+	if err := durable.RemoveSpares(s.dir); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
 	var once sync.Once
 	var rerr error
 	return func() error {
 		once.Do(func() {
-			s.files.Unspare()
 			// Emptied first: a file naming a finished run would mislead
 			// whoever reads it by hand.
 			rerr = errors.Join(rewrite(f, nil), f.Close())
@@ -243,5 +245,5 @@ func OpenLocked(projectDir string) (s *Store, release func() error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, func() error { return errors.Join(s.Sync(), unlock()) }, nil
+	return s, unlock, nil
 }

@@ -22,10 +22,6 @@ import (
 type Store struct {
 	dir string // absolute path of .ralph
 
-	// files writes state.json and history.jsonl: whole at once, on disk
-	// soon after (Sync waits for that).
-	files *durable.Syncer
-
 	// mu serialises history appends and the one-time repair of a torn
 	// last line that precedes the first of them, and guards accepting.
 	mu       sync.Mutex
@@ -68,7 +64,7 @@ func Open(projectDir string) (*Store, error) {
 			return nil, fmt.Errorf("open state: %w", err)
 		}
 	}
-	return &Store{dir: dir, files: &durable.Syncer{}}, nil
+	return &Store{dir: dir}, nil
 }
 
 // Dir returns the absolute path of the store's .ralph directory.
@@ -109,28 +105,19 @@ func ReadState(projectDir string) (State, error) {
 }
 
 // readState reads the state.json at path; a missing one is the zero
-// State. The run's writes reuse the file the last write replaced (see
-// durable.Syncer): a reader that opened it just before and reads late
-// may see it rewritten, so a read that does not parse is read again once.
+// State. Writes replace the file whole (durable.WriteFile), so a read
+// gets one of them.
 func readState(path string) (State, error) {
 	var st State
 	data, err := os.ReadFile(path)
-	for try := 0; ; try++ {
-		if errors.Is(err, fs.ErrNotExist) {
-			return State{Tasks: map[string]TaskState{}}, nil
-		}
-		if err != nil {
-			return State{}, fmt.Errorf("read state: %w", err)
-		}
-		err = json.Unmarshal(data, &st)
-		if err == nil {
-			break
-		}
-		again, rerr := os.ReadFile(path)
-		if try > 0 || rerr != nil || bytes.Equal(again, data) {
-			return State{}, jsonError(path, data, err)
-		}
-		data, err, st = again, nil, State{}
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{Tasks: map[string]TaskState{}}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state: %w", err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return State{}, jsonError(path, data, err)
 	}
 	if st.Tasks == nil {
 		st.Tasks = map[string]TaskState{}
@@ -148,26 +135,11 @@ func (s *Store) SaveState(st State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	data = append(data, '\n')
-	if err := s.files.WriteFile(s.path(StateFile), data, 0o644); err != nil {
+	if err := durable.WriteFile(s.path(StateFile), data, 0o644); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
 }
-
-// Sync waits until every write of the store so far (state.json, history,
-// and the plan writes given Syncer) is on disk, and reports the first
-// fsync that failed since the last Sync. Whoever ends a run, stops, or
-// waits for a long time calls it; so does the lock's release.
-func (s *Store) Sync() error {
-	if err := s.files.Wait(); err != nil {
-		return fmt.Errorf("state: %w", err)
-	}
-	return nil
-}
-
-// Syncer is the queue of fsyncs Sync waits for, for the other files a
-// run writes on its path (the plan: task.File.SyncWith).
-func (s *Store) Syncer() *durable.Syncer { return s.files }
 
 // IterationFiles returns where iteration's transcript goes (see
 // TranscriptFiles) and creates the run directory; the files are the

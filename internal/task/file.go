@@ -30,9 +30,6 @@ type File struct {
 	// are the baseline for noticing changes, and where its tasks sit lets
 	// the next edit splice without reading the file again.
 	cur parsed
-	// files does the fsyncs of the writes; nil: each write is synced
-	// before it returns (SyncWith).
-	files *durable.Syncer
 }
 
 // Load reads and validates a plan file. Its format is detected from the
@@ -61,21 +58,6 @@ func Load(path string) (*File, error) {
 		return nil, err
 	}
 	return &File{path: path, format: fm, mode: info.Mode().Perm(), cur: cur}, nil
-}
-
-// SyncWith leaves the fsyncs of the file's later writes to s, in the
-// background: a write still replaces the file atomically before it
-// returns, and s.Wait is the barrier that makes it durable. The loop
-// gives it the state store's Syncer, so one barrier covers both. Without
-// it, a write is on disk when it returns, as a one-shot command wants.
-// The writes take their temporary files, made ahead, from spares (the
-// store's directory: never the plan's own, which must show no stray
-// file); s.Unspare removes them.
-func (f *File) SyncWith(s *durable.Syncer, spares string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.files = s
-	s.SpareIn(f.target(), spares)
 }
 
 // target is the file a write replaces: the path, or the file a symlink
@@ -393,13 +375,13 @@ func isPosition(id string) bool {
 }
 
 // write replaces the file atomically with next's content (a temporary
-// file beside it renamed over it; the fsyncs as SyncWith says) and makes
+// file beside it, fsynced and renamed over it) and makes
 // next the new baseline. next is a parse of that content, so nothing is
 // written that does not read back. A symlinked plan stays a symlink: the
 // target is replaced. The file's permissions are kept (f.mode, should it
 // be gone).
 func (f *File) write(next parsed) error {
-	if err := f.files.WriteFile(f.target(), next.source(), f.mode); err != nil {
+	if err := durable.WriteFile(f.target(), next.source(), f.mode); err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	f.cur = next

@@ -10,13 +10,10 @@ import (
 
 // benchRepo is a repository of 50 files in 5 directories with .ralph/
 // ignored, as the whole-process benchmark's project is, plus a look made.
-func benchRepo(b *testing.B, attributes bool) (*Git, string) {
+func benchRepo(b *testing.B) (*Git, string) {
 	b.Helper()
 	dir := b.TempDir()
 	write(b, filepath.Join(dir, ".gitignore"), ".ralph/\n")
-	if attributes { // git looks and commits, not ralph in process
-		write(b, filepath.Join(dir, ".gitattributes"), "*.bin binary\n")
-	}
 	for i := range 50 {
 		write(b, filepath.Join(dir, fmt.Sprintf("d%d", i%5), fmt.Sprintf("f%02d.txt", i)), fmt.Sprintf("file %d\n", i))
 	}
@@ -25,55 +22,40 @@ func benchRepo(b *testing.B, attributes bool) (*Git, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = g.Close() })
 	if _, err := g.Snapshot(b.Context()); err != nil {
 		b.Fatal(err)
 	}
 	return g, dir
 }
 
-// benchBoth runs step in process and through git (a repository with
-// attributes, which ralph leaves to git), after the agent wrote file i.
-func benchBoth(b *testing.B, step func(b *testing.B, g *Git, dir string, i int)) {
-	b.Helper()
-	for _, c := range []struct {
-		name string
-		git  bool
-	}{{"InProcess", false}, {"Git", true}} {
-		b.Run(c.name, func(b *testing.B) {
-			g, dir := benchRepo(b, c.git)
-			i := 0
-			for b.Loop() {
-				i++
-				write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
-				step(b, g, dir, i)
-			}
-		})
-	}
-}
-
 // BenchmarkLook is an iteration's look at the tree after the agent wrote
-// one new file: in process, and through git (add -A, write-tree).
+// one new file: git add -A into ralph's index, and its tree.
 func BenchmarkLook(b *testing.B) {
-	benchBoth(b, func(b *testing.B, g *Git, _ string, _ int) {
-		b.Helper()
+	g, dir := benchRepo(b)
+	i := 0
+	for b.Loop() {
+		i++
+		write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
 		if _, err := g.Changes(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := g.Seen(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}
 }
 
 // BenchmarkCommit is ralph's commit of one new file and one changed one:
-// in process, and through git (add -A, commit).
+// git add -A, git commit.
 func BenchmarkCommit(b *testing.B) {
-	benchBoth(b, func(b *testing.B, g *Git, dir string, i int) {
-		b.Helper()
+	g, dir := benchRepo(b)
+	i := 0
+	for b.Loop() {
+		i++
+		write(b, filepath.Join(dir, fmt.Sprintf("new-%d.txt", i)), "x\n")
 		write(b, filepath.Join(dir, "d0", "f00.txt"), fmt.Sprintf("v%d\n", i))
 		if hash, err := g.Commit(b.Context(), fmt.Sprintf("commit %d", i)); err != nil || hash == "" {
 			b.Fatal(hash, err)
 		}
-	})
+	}
 }

@@ -1,20 +1,19 @@
 // Package vcs drives the project's version control through the real git
-// and sl (Sapling) binaries: snapshots of the working tree to tell whether
-// an iteration changed anything, a commit per accepted task, the run's
-// branch, and git worktrees for tasks that run in parallel.
+// and sl (Sapling) binaries: looks at the working tree to tell whether an
+// iteration changed anything, the diffs the checks read, a commit per
+// accepted task, the run's branch, and git worktrees for tasks that run in
+// parallel.
 //
-// The two things every iteration does, the look at the working tree and
-// the commit, are made in process for a plain git repository (fast.go:
-// git's index, ignore rules and loose objects read and written as git
-// does), because a git process costs more than the rest of an
-// iteration's bookkeeping; anything else is git's, and git stays the
-// reference the tests compare with. It never commits ralph's own .ralph/
-// files. It decides nothing about runs: the loop and the command line say
-// what to do.
+// Every look, diff and commit is one of git's own commands: git is the
+// reference for what a commit is (ignore rules, attributes, line endings,
+// paths it refuses, hooks, reflogs, locks), and a tool that commits a
+// user's work must not make one git would not. It never commits ralph's
+// own .ralph/ files and never removes a user's file from the index. It
+// decides nothing about runs: the loop and the command line say what to
+// do.
 package vcs
 
 import (
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -26,115 +25,55 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Git is a git working tree.
 //
-// Its snapshots go through an index of ralph's own, kept between calls and
-// runs in the git directory (ralph-index beside the real index), so the
-// user's staging area is left alone and git's stat cache makes a snapshot
-// cost what changed rather than the size of the tree. Only one process
-// must use a working tree's private index at a time: ralph's run lock sees
-// to that, and each git worktree has its own.
+// Its looks go through an index of ralph's own, ralphIndex in the state
+// directory of the project it was opened for, kept between calls and
+// runs: the user's staging area is left alone, and git's stat cache makes
+// a look cost what changed rather than the size of the tree. Only one
+// process must use it at a time: ralph's run lock sees to that, and each
+// git worktree has its own.
 type Git struct {
 	// Root is the top of the working tree.
 	Root string
 	// Env is the environment git runs with (nil: inherit).
 	Env []string
 
-	// mu serialises the users of the private index and guards what
-	// follows.
+	// gitDir and commonDir are the git directory (per worktree) and the
+	// one its worktrees share; realIndex is the user's index.
+	gitDir, commonDir, realIndex string
+	// index is ralph's own index (absolute).
+	index string
+
+	// mu serialises the users of ralph's index and guards what follows.
 	mu sync.Mutex
-	// index is the real index and private ralph's own, both absolute;
-	// "" until asked for.
-	index, private string
-	// pending holds the files whose content changed in the private index
+	// pending holds the files whose content changed in ralph's index
 	// since the last Changes.
 	pending map[string]bool
-	// tree is the id of the private index's tree as its last write-tree
-	// wrote it; "" once a scan has changed the index since.
-	tree string
-	// scanned: the private index has been brought up to date at least
-	// once by this Git.
+	// seen names the working tree's content as ralph last saw or made it
+	// (a tree, or a commit whose tree it is), "" when only ralph's index
+	// says and its tree is yet to be written.
+	seen string
+	// scanned: ralph's index has been brought up to date at least once
+	// by this Git.
 	scanned bool
-	// gitDir and commonDir are the git directory (per worktree) and the
-	// one its worktrees share; "" when unknown.
-	gitDir, commonDir string
-	// commits counts Commit calls.
-	commits atomic.Int64
-	// conf is the configuration the looks and commits in process (fast.go)
-	// read, nil until read.
-	conf *gitConfig
-	// zw compresses the objects written in process, reused.
-	zw *zlib.Writer
-	// idx is the private index as the last look in process left it, nil
-	// when only the file says; privRoot, when set, is its tree, and says
-	// the file is yet to be written. See keepPrivate.
-	idx      *index
-	privRoot *treeNode
-	// syncPrivate: the private index is written before a look returns
-	// (a worktree removed when its task ends).
-	syncPrivate bool
-	// maint is closed when the maintenance started after a commit ends
-	// (nil: none under way); maintMu guards it.
-	maintMu sync.Mutex
-	maint   chan struct{}
-	// last is what the last commit in process left, for the next one to
-	// start from without reading it again (fastcommit.go).
-	last *lastCommit
+	// legacyChecked: the files earlier versions of ralph left in the git
+	// directory were looked for (legacy.go).
+	legacyChecked bool
 }
 
-// Close waits for what a look left to write (the private index) and for
-// the maintenance a commit started; the Git stays usable.
-func (g *Git) Close() error {
-	g.waitMaintenance()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.settlePrivate()
-	return nil
-}
+// ralphIndex names ralph's own index, in the project's .ralph/.
+const ralphIndex = "git-index"
 
-// startMaintenance runs what git commit would have started after its
-// work, git maintenance run --auto (which nearly always finds nothing to
-// do: see Commit), in the background: the next agent runs meanwhile. The
-// next Commit and Close wait for it.
-func (g *Git) startMaintenance(ctx context.Context) {
-	done := make(chan struct{})
-	g.maintMu.Lock()
-	g.maint = done
-	g.maintMu.Unlock()
-	go func() {
-		defer close(done)
-		_, _ = g.run(ctx, nil, "maintenance", "run", "--auto", "--quiet")
-	}()
-}
-
-// waitMaintenance waits for the maintenance startMaintenance started.
-func (g *Git) waitMaintenance() {
-	g.maintMu.Lock()
-	done := g.maint
-	g.maint = nil
-	g.maintMu.Unlock()
-	if done != nil {
-		<-done
-	}
-}
-
-// maintenanceEvery is how often a commit of ralph's lets git run its
-// automatic maintenance (see Commit).
-const maintenanceEvery = 10
-
-// privateIndex names ralph's index in the git directory (per worktree).
-const privateIndex = "ralph-index"
-
-// Open finds the git working tree that contains dir.
+// Open finds the git working tree that contains dir, a project whose
+// state directory is dir/.ralph.
 func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g := &Git{Root: dir, Env: env}
-	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-path", "index", "--git-path", privateIndex,
-		"--git-dir", "--git-common-dir")
+	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index")
 	if err != nil {
 		if _, lookErr := proc.LookPath("git", "", environ(env)); lookErr != nil {
 			return nil, fmt.Errorf("git is not installed: %w", lookErr)
@@ -142,20 +81,20 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 4 {
 		return nil, fmt.Errorf("git rev-parse --show-toplevel: unexpected output %q", out)
 	}
 	g.Root = lines[0]
-	// --git-path and --git-dir answer relative to where git ran.
-	g.index, g.private = absIn(dir, lines[1]), absIn(dir, lines[2])
-	g.gitDir, g.commonDir = absIn(dir, lines[3]), absIn(dir, lines[4])
+	// --git-dir and --git-path answer relative to where git ran.
+	g.gitDir, g.commonDir, g.realIndex = absIn(dir, lines[1]), absIn(dir, lines[2]), absIn(dir, lines[3])
+	g.index = filepath.Join(absIn(dir, "."), ralphDir, ralphIndex)
 	return g, nil
 }
 
 // absIn makes p, relative to dir, absolute.
 func absIn(dir, p string) string {
 	if filepath.IsAbs(p) {
-		return p
+		return filepath.Clean(p)
 	}
 	if abs, err := filepath.Abs(filepath.Join(dir, p)); err == nil {
 		return abs
@@ -163,27 +102,12 @@ func absIn(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// indexPaths finds the real and the private index once; g.mu is held.
-func (g *Git) indexPaths(ctx context.Context) error {
-	if g.private != "" {
-		return nil
-	}
-	out, err := g.run(ctx, nil, "rev-parse", "--git-path", "index", "--git-path", privateIndex)
-	if err != nil {
-		return err
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		return fmt.Errorf("git rev-parse --git-path: unexpected output %q", out)
-	}
-	g.index, g.private = absIn(g.Root, lines[0]), absIn(g.Root, lines[1])
-	return nil
-}
+// Close implements io.Closer; nothing is left to write.
+func (g *Git) Close() error { return nil }
 
 // Snapshot returns the id of a tree object holding the working tree as it
-// is now (tracked and untracked, ignored files and .ralph/ excepted). It is
-// written through ralph's private index so the user's staging area is left
-// alone.
+// is now (tracked and untracked, ignored files and .ralph/ excepted): a
+// look, then git write-tree of ralph's index.
 func (g *Git) Snapshot(ctx context.Context) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -193,13 +117,16 @@ func (g *Git) Snapshot(ctx context.Context) (string, error) {
 	return g.writeTree(ctx)
 }
 
-// Seen returns the id of the tree the last look at the working tree saw
-// (Changes or Snapshot), without looking again: for when nothing but ralph
-// itself can have run since. Before any look it is Snapshot.
+// Seen names the working tree's content as ralph last saw it (the last
+// Changes or Snapshot) or made it (a commit of everything since, or a
+// Dirty that found nothing to commit: then it is that commit), without
+// looking again: for when nothing but ralph itself can have run since.
+// Before any look it is Snapshot. It is a tree or a commit; git takes
+// either wherever a tree is meant.
 func (g *Git) Seen(ctx context.Context) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.scanned {
+	if !g.scanned && g.seen == "" {
 		if err := g.scan(ctx); err != nil {
 			return "", err
 		}
@@ -207,28 +134,22 @@ func (g *Git) Seen(ctx context.Context) (string, error) {
 	return g.writeTree(ctx)
 }
 
-// writeTree writes the private index as a tree, or returns the id the
-// last write-tree gave when no scan has changed the index since; g.mu is
-// held.
+// writeTree writes ralph's index as a tree unless seen already names the
+// content; g.mu is held.
 func (g *Git) writeTree(ctx context.Context) (string, error) {
-	if g.tree != "" {
-		return g.tree, nil
+	if g.seen != "" {
+		return g.seen, nil
 	}
-	if tree, ok := g.treeInProcess(ctx); ok {
-		g.tree = tree
-		return tree, nil
-	}
-	g.settlePrivate()
-	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.private}, "write-tree")
+	out, err := g.run(ctx, []string{"GIT_INDEX_FILE=" + g.index}, "write-tree")
 	if err != nil {
 		return "", err
 	}
-	g.tree = strings.TrimSpace(out)
-	return g.tree, nil
+	g.seen = strings.TrimSpace(out)
+	return g.seen, nil
 }
 
-// Changes implements Repo: one git process when .ralph/ is ignored, as
-// ralph makes it.
+// Changes implements Repo: one git process, git add -A -v into ralph's
+// index, whose lines name what changed since the last look.
 func (g *Git) Changes(ctx context.Context) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -243,20 +164,21 @@ func (g *Git) Changes(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// scan brings the private index up to date with the working tree and adds
-// what changed to g.pending; g.mu is held. A private index git cannot use
-// (left locked by a killed git, or written by another git version) is
-// made again from the real one.
+// scan brings ralph's index up to date with the working tree and adds
+// what changed to g.pending; g.mu is held. An index git cannot use (left
+// locked by a git that was killed, or written by another git version) is
+// made again from the real one: it is ralph's alone.
 func (g *Git) scan(ctx context.Context) error {
-	if err := g.indexPaths(ctx); err != nil {
-		return err
+	if !g.legacyChecked {
+		g.legacyChecked = true
+		g.removeLegacy()
 	}
 	err := g.scanOnce(ctx)
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	_ = os.Remove(g.private + ".lock")
-	if rerr := os.Remove(g.private); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+	_ = os.Remove(g.index + ".lock")
+	if rerr := os.Remove(g.index); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		return err
 	}
 	return g.scanOnce(ctx)
@@ -264,29 +186,20 @@ func (g *Git) scan(ctx context.Context) error {
 
 func (g *Git) scanOnce(ctx context.Context) error {
 	fresh := false
-	if _, err := os.Stat(g.private); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(g.index); errors.Is(err, fs.ErrNotExist) {
 		// Starting from a copy of the real index lets git reuse its stat
 		// cache: only files that changed are read again.
-		if err := copyIndex(g.index, g.private); err != nil {
+		if err := copyIndex(g.realIndex, g.index); err != nil {
 			return err
 		}
 		fresh = true
-		g.tree, g.idx, g.privRoot = "", nil, nil
 	}
-	// In process when the repository is plain (fast.go), else git.
-	changed, ok, err := g.lookInProcess(ctx)
+	changed, err := g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.index})
 	if err != nil {
 		return err
 	}
-	if !ok {
-		g.settlePrivate() // what the last look in process kept is git's to start from
-		g.idx = nil       // git writes the file
-		if changed, err = g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.private}, fresh); err != nil {
-			return err
-		}
-		if len(changed) > 0 || fresh {
-			g.tree = ""
-		}
+	if len(changed) > 0 || fresh || !g.scanned {
+		g.seen = ""
 	}
 	g.scanned = true
 	if len(changed) > 0 && g.pending == nil {
@@ -302,6 +215,9 @@ func (g *Git) scanOnce(ctx context.Context) error {
 // is no real index yet (git reads a missing index as an empty one). The
 // copy is renamed into place so a crash leaves no half of it.
 func copyIndex(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
 	in, err := os.Open(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -327,122 +243,41 @@ func copyIndex(src, dst string) error {
 	return err
 }
 
-// Dirty implements Repo with git status, which takes no lock on the real
-// index (GIT_OPTIONAL_LOCKS=0) and so never gets in the way of a git the
-// user runs at the same time.
+// Dirty implements Repo with one git status, which takes no lock on the
+// real index (--no-optional-locks) and so never gets in the way of a git
+// the user runs at the same time. When nothing is left to commit, the
+// working tree is HEAD's commit, which Seen then names.
 func (g *Git) Dirty(ctx context.Context) (bool, error) {
-	out, err := g.run(ctx, []string{"GIT_OPTIONAL_LOCKS=0"}, "status", "--porcelain", "-z",
+	if err := g.ensureIgnored(false); err != nil {
+		return false, err
+	}
+	out, err := g.run(ctx, nil, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z",
 		"--untracked-files=normal", "--ignore-submodules=dirty", "--no-renames")
 	if err != nil {
 		return false, err
 	}
+	head, dirty := parseStatusV2(out)
+	if !dirty && objectID(head) != "" {
+		g.mu.Lock()
+		g.seen = head
+		g.mu.Unlock()
+	}
+	return dirty, nil
+}
+
+// parseStatusV2 reads git status --porcelain=v2 --branch -z: the commit
+// HEAD is at ("" when unborn), and whether it lists any change.
+func parseStatusV2(out string) (head string, dirty bool) {
 	for f := range strings.SplitSeq(out, "\x00") {
-		if len(f) > 3 && !ralphPath(strings.TrimSuffix(f[3:], "/")) {
-			return true, nil
+		switch {
+		case strings.HasPrefix(f, "# branch.oid "):
+			head = strings.TrimPrefix(f, "# branch.oid ")
+		case strings.HasPrefix(f, "#"), f == "":
+		default:
+			dirty = true
 		}
 	}
-	return false, nil
-}
-
-// Commit stages every change except .ralph/ and commits it. It returns ""
-// when there is nothing to commit. The pre-commit and commit-msg hooks
-// run as for any commit.
-func (g *Git) Commit(ctx context.Context, message string) (string, error) {
-	g.waitMaintenance()
-	if hash, ok, err := g.commitInProcess(ctx, message); ok || err != nil {
-		if err == nil && hash != "" && g.commits.Add(1)%maintenanceEvery == 0 {
-			g.startMaintenance(ctx)
-		}
-		return hash, err
-	}
-	staged, err := g.addAll(ctx, nil, false)
-	if err != nil {
-		return "", err
-	}
-	// git add -v names what it changed in the index; when that is nothing,
-	// the index may still hold changes staged before (by the agent, say).
-	if len(staged) == 0 && !g.stagedChanges(ctx) {
-		return "", nil
-	}
-	args := []string{"commit", "-q", "-m", message}
-	if g.commits.Add(1)%maintenanceEvery != 1 {
-		// git commit starts git maintenance run --auto after its work, a
-		// process of its own that costs about as much as the commit and
-		// nearly always finds nothing to do: its thresholds count
-		// thousands of loose objects. One commit in maintenanceEvery lets
-		// it run, as the user's configuration says.
-		args = append([]string{"-c", "maintenance.auto=false"}, args...)
-	}
-	if _, err := g.run(ctx, nil, args...); err != nil {
-		if len(staged) > 0 && !g.stagedChanges(ctx) {
-			return "", nil // what changed was changed back
-		}
-		// The message is in the history already; what the hook said is
-		// what the user needs.
-		var ce *CmdError
-		if errors.As(err, &ce) {
-			ce.Argv = []string{"git", "commit"}
-		}
-		return "", err
-	}
-	if hash := g.headRef(); hash != "" {
-		return hash, nil
-	}
-	out, err := g.run(ctx, nil, "rev-parse", "HEAD")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
-}
-
-// headRef reads the commit HEAD names from git's files, a process saved
-// per commit; "" when they cannot say (reftable, a symbolic ref to a
-// symbolic ref), and the caller asks git.
-func (g *Git) headRef() string {
-	_, commit := g.readHead()
-	return commit
-}
-
-// readHead reads HEAD from git's files: the ref it names ("" when
-// detached) and the commit it is at ("" when unborn or not in files the
-// files backend keeps).
-func (g *Git) readHead() (ref, commit string) {
-	if g.gitDir == "" {
-		return "", ""
-	}
-	head, err := os.ReadFile(filepath.Join(g.gitDir, "HEAD"))
-	if err != nil {
-		return "", ""
-	}
-	line := strings.TrimSpace(string(head))
-	ref, symbolic := strings.CutPrefix(line, "ref: ")
-	if !symbolic {
-		return "", objectID(line)
-	}
-	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-		return "", ""
-	}
-	return ref, g.readRef(ref)
-}
-
-// readRef reads a ref from its loose file (the worktree's own, then the
-// shared one) or packed-refs.
-func (g *Git) readRef(ref string) string {
-	for _, dir := range []string{g.gitDir, g.commonDir} {
-		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref))); err == nil {
-			return objectID(strings.TrimSpace(string(b)))
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(g.commonDir, "packed-refs"))
-	if err != nil {
-		return ""
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok && name == ref {
-			return objectID(id)
-		}
-	}
-	return ""
+	return head, dirty
 }
 
 // objectID returns s when it is a full object name (SHA-1 or SHA-256 in
@@ -459,6 +294,59 @@ func objectID(s string) string {
 	return s
 }
 
+// Commit stages every change except .ralph/ (git add -A) and commits it
+// (git commit, hooks and all). It returns "" when there is nothing to
+// commit. Two git processes: the commit's summary line names the new
+// commit in full (core.abbrev=40; a SHA-256 repository asks git once more).
+func (g *Git) Commit(ctx context.Context, message string) (string, error) {
+	if _, err := g.addAll(ctx, nil); err != nil {
+		return "", err
+	}
+	// The summary line is read in English.
+	out, err := g.run(ctx, []string{"LC_ALL=C", "LANGUAGE="}, "-c", "core.abbrev=40", "commit", "-m", message)
+	if err != nil {
+		if !g.stagedChanges(ctx) {
+			return "", nil // nothing to commit, or what changed was changed back
+		}
+		// The message is in the history already; what the hook said is
+		// what the user needs.
+		var ce *CmdError
+		if errors.As(err, &ce) {
+			ce.Argv = []string{"git", "commit"}
+			if ce.Stderr == "" {
+				ce.Stderr = strings.TrimSpace(out)
+			}
+		}
+		return "", err
+	}
+	hash := commitSummaryID(out)
+	if hash == "" {
+		if hash, err = g.Head(ctx); err != nil {
+			return "", err
+		}
+	}
+	g.mu.Lock()
+	g.seen = hash
+	g.mu.Unlock()
+	return hash, nil
+}
+
+// commitSummaryID reads the commit's id from the first line git commit
+// prints, "[BRANCH (root-commit) ID] SUBJECT" ("[detached HEAD ID] ..."),
+// "" when it holds no full id. Hooks print on stderr, not there.
+func commitSummaryID(out string) string {
+	line, _, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(line, "[") {
+		return ""
+	}
+	for f := range strings.FieldsSeq(line) {
+		if id, ok := strings.CutSuffix(f, "]"); ok {
+			return objectID(id)
+		}
+	}
+	return ""
+}
+
 // stagedChanges reports whether the index differs from HEAD (or, when it
 // cannot tell, that it does: the commit then says).
 func (g *Git) stagedChanges(ctx context.Context) bool {
@@ -466,49 +354,66 @@ func (g *Git) stagedChanges(ctx context.Context) bool {
 	return err != nil
 }
 
-// addAll stages every change but ralph's own .ralph/, whatever the
-// project's .gitignore says, into the index env names (the real one when
-// env is nil), and returns the files whose content it changed there.
-//
-// An exclude pathspec cannot keep .ralph/ out: git refuses a pathspec that
-// names an ignored path. So .ralph/ is unstaged after, which git add -v
-// shows is needed only when .ralph/ is not ignored (or was tracked); force
-// unstages it all the same, for an index just copied from the real one.
-func (g *Git) addAll(ctx context.Context, env []string, force bool) ([]string, error) {
+// addAll stages every change into the index env names (the real one when
+// env is nil), git add -A, and returns the files whose content it changed
+// there. ralph's own files are not among them: .ralph/ ignores them
+// (ensureIgnored), while a file git tracks there is the user's.
+func (g *Git) addAll(ctx context.Context, env []string) ([]string, error) {
+	if err := g.ensureIgnored(true); err != nil {
+		return nil, err
+	}
 	// git add -v's lines are translated: read them in English.
-	out, err := g.run(ctx, append(env, "LC_ALL=C", "LANGUAGE="), "add", "-A", "-v", "--", ".")
+	out, err := g.run(ctx, append(env, "LC_ALL=C", "LANGUAGE="), "add", "-A", "-v", "--", ":(top)")
 	if err != nil {
 		return nil, err
 	}
-	changed, ralph := parseAddVerbose(out)
-	if ralph || force {
-		if _, err := g.run(ctx, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ":(top).ralph"); err != nil {
-			return nil, err
-		}
-	}
-	return changed, nil
+	return parseAddVerbose(out), nil
 }
 
 // parseAddVerbose reads git add -v: "add 'PATH'" and "remove 'PATH'", one
-// per file whose content changed in the index. ralph reports whether any
-// of them was in .ralph/, which changed leaves out.
-func parseAddVerbose(out string) (changed []string, ralph bool) {
+// per file whose content changed in the index.
+func parseAddVerbose(out string) (changed []string) {
 	for line := range strings.SplitSeq(out, "\n") {
 		rest, ok := strings.CutPrefix(line, "add '")
 		if !ok {
 			rest, ok = strings.CutPrefix(line, "remove '")
 		}
-		p, ok2 := strings.CutSuffix(rest, "'")
-		if !ok || !ok2 || p == "" {
-			continue
+		if p, ok2 := strings.CutSuffix(rest, "'"); ok && ok2 && p != "" {
+			changed = append(changed, p)
 		}
-		if ralphPath(p) {
-			ralph = true
-			continue
-		}
-		changed = append(changed, p)
 	}
-	return changed, ralph
+	return changed
+}
+
+// ralphIgnore is what .ralph/.gitignore holds: every file of ralph's own
+// is ignored, so that no git command, ralph's or the user's, adds one,
+// whatever the project's .gitignore says (the deepest .gitignore wins).
+const ralphIgnore = "# ralph's own files: never committed\n*\n"
+
+// ensureIgnored makes .ralph/'s .gitignore when missing, and .ralph/
+// itself (where ralph's index lives) when create is true. An existing
+// .gitignore there is left as it is: it may be a file the user tracks.
+func (g *Git) ensureIgnored(create bool) error {
+	dir := filepath.Dir(g.index)
+	if !create {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(ralphIgnore)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // run runs one git command in the working tree; a failure is a *CmdError

@@ -108,12 +108,12 @@ func TestChangesSurviveABrokenPrivateIndex(t *testing.T) {
 	if _, err := g.Changes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	write(t, g.private+".lock", "")
+	write(t, g.index+".lock", "")
 	write(t, filepath.Join(dir, "a.txt"), "a")
 	if _, err := g.Changes(ctx); err != nil {
 		t.Fatalf("with a stale lock: %v", err)
 	}
-	write(t, g.private, "garbage")
+	write(t, g.index, "garbage")
 	if _, err := g.Snapshot(ctx); err != nil {
 		t.Fatalf("with a broken index: %v", err)
 	}
@@ -412,13 +412,14 @@ func TestOpenFromASubdirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.Close() })
-	if !filepath.IsAbs(g.private) || filepath.Dir(g.private) != filepath.Join(g.Root, ".git") {
-		t.Errorf("private index %q, want one in %s", g.private, filepath.Join(g.Root, ".git"))
+	if want := filepath.Join(dir, "sub", ".ralph", "git-index"); g.index != want {
+		t.Errorf("ralph's index %q, want %q: in the state directory of the project opened", g.index, want)
 	}
 	if _, err := g.Changes(ctx); err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, "b.txt"), "b")
+	write(t, filepath.Join(dir, "sub", ".ralph", "state.json"), "{}")
 	if got, err := g.Changes(ctx); err != nil || !slices.Equal(got, []string{filepath.Join(g.Root, "b.txt")}) {
 		t.Errorf("Changes = %v, %v", got, err)
 	}
@@ -428,9 +429,6 @@ func TestSeenIsTheLastLook(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	g, dir := repo(t)
-	// Attributes: git looks, not ralph in process (fast.go), so a PATH
-	// without git shows which calls run it.
-	write(t, filepath.Join(dir, ".gitattributes"), "*.bin binary\n")
 	first, err := g.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -465,9 +463,9 @@ func TestSeenIsTheLastLook(t *testing.T) {
 	}
 }
 
-// TestCommitHashIsHEAD: the hash Commit reads from git's files is the one
-// git names, on a branch, in a linked worktree (HEAD there, the branch in
-// the shared directory) and on a detached HEAD.
+// TestCommitHashIsHEAD: the hash Commit reads from git commit's summary
+// line is the one git names, on a branch, in a linked worktree and on a
+// detached HEAD.
 func TestCommitHashIsHEAD(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -486,8 +484,8 @@ func TestCommitHashIsHEAD(t *testing.T) {
 		if want := git(t, r, "rev-parse", "HEAD"); hash != want {
 			t.Errorf("%s: Commit = %q, git rev-parse HEAD = %q", name, hash, want)
 		}
-		if r.headRef() != hash {
-			t.Errorf("%s: headRef = %q, want %q read from git's files", name, r.headRef(), hash)
+		if seen, err := r.Seen(ctx); err != nil || seen != hash {
+			t.Errorf("%s: Seen after the commit = %q, %v; want the commit %q", name, seen, err, hash)
 		}
 	}
 	check("branch", g)

@@ -21,48 +21,21 @@ import (
 // that it reads the same everywhere. exclude are files, absolute or
 // relative to the top of the working tree, left out of it.
 //
-// An empty to is the tree the last look saw (Changes or Snapshot): its
-// tree when one was written since, else the private index as it is, so
-// the diff needs no tree written first and may run beside Seen, though
-// not beside a look.
-//
-// Between two trees it is made in process when their objects are loose
-// and nothing (attributes, GIT_DIFF_OPTS, a submodule, a name git would
-// quote; see treediff.go) could make git print it otherwise; git makes it
-// in any other case. Where two minimal line diffs tie, a hunk made in
-// process can pair lines differently from git's (see linediff.go).
+// An empty to is the working tree as the last look saw it: git
+// diff-index reads ralph's index, so no tree need be written first.
 func (g *Git) Diff(ctx context.Context, from, to string, exclude []string) ([]byte, error) {
-	if to == "" {
-		g.mu.Lock()
-		to = g.tree // written since the last look: a tree like any other
-		g.mu.Unlock()
-		if to == "" {
-			// No tree written since the last look: git reads the
-			// private index as it is.
-			return g.diffGit(ctx, from, "", exclude)
-		}
-	}
-	if b, err := g.diffInProcess(from, to, exclude); err == nil {
-		return b, nil
-	}
-	return g.diffGit(ctx, from, to, exclude)
-}
-
-// diffGit is Diff by a git process.
-func (g *Git) diffGit(ctx context.Context, from, to string, exclude []string) ([]byte, error) {
 	flags := []string{"--no-color", "--no-renames", "--no-ext-diff", "--no-textconv",
 		"--src-prefix=a/", "--dst-prefix=b/", "-U3"}
 	var args, env []string
 	if to == "" {
 		g.mu.Lock()
-		g.settlePrivate()
-		private := g.private
+		scanned := g.scanned
 		g.mu.Unlock()
-		if private == "" {
+		if !scanned {
 			return nil, errors.New("diff against the last look: no look yet")
 		}
-		env = []string{"GIT_INDEX_FILE=" + private, "GIT_OPTIONAL_LOCKS=0"}
-		args = append(append([]string{"diff-index", "--cached", "-p"}, flags...), from, "--")
+		env = []string{"GIT_INDEX_FILE=" + g.index}
+		args = append(append([]string{"--no-optional-locks", "diff-index", "--cached", "-p"}, flags...), from, "--")
 	} else {
 		args = append(append([]string{"diff"}, flags...), from, to, "--")
 	}
@@ -76,18 +49,9 @@ func (g *Git) diffGit(ctx context.Context, from, to string, exclude []string) ([
 }
 
 // Files returns the content of each path (relative to the top of the
-// working tree, with slashes) in tree, read in process from loose objects
-// or else in one `git cat-file --batch`; a path that is not a file there
-// is missing from the map.
+// working tree, with slashes) in tree, in one `git cat-file --batch`; a
+// path that is not a file there is missing from the map.
 func (g *Git) Files(ctx context.Context, tree string, paths []string) (map[string][]byte, error) {
-	if out, err := g.filesInProcess(tree, paths); err == nil {
-		return out, nil
-	}
-	return g.filesGit(ctx, tree, paths)
-}
-
-// filesGit is Files by a git process.
-func (g *Git) filesGit(ctx context.Context, tree string, paths []string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var in bytes.Buffer
 	var asked []string
@@ -148,9 +112,6 @@ func (g *Git) RestoreTree(ctx context.Context, tree string) ([]string, error) {
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		status, p := fields[i], fields[i+1]
-		if ralphPath(p) {
-			continue
-		}
 		if status == "A" {
 			created = append(created, p)
 		} else {

@@ -159,5 +159,8 @@ func environ(env []string) []string {
 // ralphPath reports whether a repository-relative path is ralph's own
 // state directory, which is never snapshotted or committed.
 func ralphPath(p string) bool {
-	return p == ".ralph" || strings.HasPrefix(p, ".ralph/")
+	return p == ralphDir || strings.HasPrefix(p, ralphDir+"/")
 }
+
+// ralphDir is ralph's state directory, at the top of the working tree.
+const ralphDir = ".ralph"
