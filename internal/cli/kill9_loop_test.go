@@ -340,6 +340,7 @@ func (k *killProject) checkAfterKill(t *testing.T) {
 	t.Helper()
 	plan := k.plan(t)
 	k.lockFree(t)
+	k.fsck(t)
 	hist := k.history(t)
 	commits := k.taskCommits(t)
 	st, err := k.store(t).LoadState()
@@ -373,6 +374,7 @@ func (k *killProject) checkDone(t *testing.T) {
 	t.Helper()
 	plan := k.plan(t)
 	k.lockFree(t)
+	k.fsck(t)
 	hist := k.history(t)
 	commits := k.taskCommits(t)
 	done := map[string]int{}
@@ -400,6 +402,23 @@ func (k *killProject) checkDone(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Fatalf("git log:\n%s", gittest.Git(t, k.dir, "log", "--format=%h %s"))
+	}
+}
+
+// fsck checks every object and ref with git fsck --strict, and that no
+// lock of git's is left behind: a commit a kill cut short must leave the
+// repository as git would.
+func (k *killProject) fsck(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command("git", "fsck", "--strict", "--no-progress", "--no-dangling")
+	cmd.Dir, cmd.Env = k.dir, k.env
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
+	}
+	for _, lock := range []string{"index.lock", "HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
+		if _, err := os.Lstat(filepath.Join(k.dir, ".git", lock)); err == nil {
+			t.Fatalf(".git/%s is left behind", lock)
+		}
 	}
 }
 

@@ -109,14 +109,19 @@ func (lt *lifetime) Close() {
 // lock): the processes that carry its mark, which also keeps a stranger
 // that reuses one of their pids safe. Its guardian should have stopped
 // them, unless it died too (kill -9 of both, a container's OOM kill).
-// crashed reports whether the last run died so.
+// crashed reports whether the last run died so, or ended with a task
+// accepted but not committed (its commit failed): either way what it left
+// in the working tree is its unfinished work.
 func stopCrashed(f *Factory, store *state.Store) (crashed bool, err error) {
 	prev, err := store.LoadState()
 	if err != nil {
 		return false, err
 	}
-	if !state.Live(prev.Status) || prev.RunID == "" {
+	if prev.RunID == "" {
 		return false, nil
+	}
+	if !state.Live(prev.Status) {
+		return len(prev.Accepting) > 0, nil
 	}
 	if killed := proc.StopFamily(prev.RunID); len(killed) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "ralph: the last run (%s) stopped unexpectedly and left processes running: %s\n",

@@ -27,7 +27,8 @@ type session struct {
 	parallel int
 	// leftover: the working tree holds the changes the last run left.
 	leftover bool
-	// crashed: the last run died without recording its end.
+	// crashed: the last run died without recording its end, or ended
+	// with an accepted task it could not commit.
 	crashed bool
 	// keepBranch: the run stays on the branch checked out (a --worker's
 	// task worktree), whatever the plan's branchName says.

@@ -23,16 +23,17 @@ func (r *runner) seeTree(ctx context.Context) {
 
 // settle looks at what the iteration changed in the working tree, once,
 // after the runner's own edits of the plan, and commits it. It returns
-// the number of files the agent changed and the new commit's hash.
+// the number of files the agent changed, the new commit's hash, and the
+// error of a commit that failed.
 //
 // The look and the commit run side by side (with agent ownership the
 // question whether there is anything to commit runs beside the look): the
 // look compares the tree with the last one through an index of its own,
 // which the commit does not touch, and a commit does not change the
 // tree's content.
-func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdited bool) (files int, hash string) {
+func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdited bool) (files int, hash string, commitErr error) {
 	if r.deps.Repo == nil {
-		return 0, ""
+		return 0, "", nil
 	}
 	seen := r.treeSeen
 	var changes []string
@@ -50,13 +51,12 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 		}
 		return r.agentChanges(changes, planEdited, c.restored)
 	}
-	failed := false
 	switch {
 	case !r.opts.Commit:
 		files = count()
 	case r.opts.Ownership == task.OwnerRunner:
 		if len(c.doneIDs) > 0 {
-			hash, failed = r.commit(ctx, t, c.doneIDs)
+			hash, commitErr = r.commit(ctx, t, c.doneIDs)
 		}
 		files = count()
 	default:
@@ -65,14 +65,14 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 		dirty, derr := r.deps.Repo.Dirty(ctx)
 		files = count()
 		if (derr != nil || dirty) && (len(c.doneIDs) > 0 || files > 0) {
-			hash, failed = r.commit(ctx, t, c.doneIDs)
+			hash, commitErr = r.commit(ctx, t, c.doneIDs)
 		}
 	}
 	// The tree as it is now is the next iteration's baseline, unless the
 	// look failed or a failed commit's hook may have changed files (a
 	// formatter): they are not the next agent's work.
-	r.treeSeen = err == nil && !failed
-	return files, hash
+	r.treeSeen = err == nil && commitErr == nil
+	return files, hash, commitErr
 }
 
 // agentChanges counts the changed files that are the agent's: the plan
@@ -113,10 +113,11 @@ func samePath(a, b string) bool {
 }
 
 // commit records the iteration's changes, one commit per accepted task. It
-// returns the new commit's hash, or "" when nothing changed or the commit
-// failed, and then failed. A failing commit is a warning: the task's state
-// is already saved and must not be lost over it.
-func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (hash string, failed bool) {
+// returns the new commit's hash, "" when nothing changed, or the error of
+// a commit that failed. The caller says what a failure means: an accepted
+// task's acceptance waits for its commit (iterate), an iteration's work in
+// progress stays in the tree for the next commit.
+func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (hash string, err error) {
 	subject := t
 	if len(doneIDs) > 0 {
 		if dt, ok := r.deps.Plan.Plan().Task(doneIDs[0]); ok {
@@ -125,8 +126,7 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (has
 	}
 	msg, err := commitMessage(r.opts.CommitTemplate, subject)
 	if err != nil {
-		r.warn("%v", err)
-		return "", false
+		return "", err
 	}
 	if len(doneIDs) == 0 {
 		msg = fmt.Sprintf("chore: ralph iteration %d (%s, in progress)", r.st.Iteration, t.ID)
@@ -135,12 +135,14 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (has
 	}
 	hash, err = r.deps.Repo.Commit(ctx, msg)
 	if err != nil {
-		r.warn("commit failed; the task's state is kept and its changes stay uncommitted for the next commit: %v", err)
-		return "", true
+		if len(doneIDs) == 0 {
+			r.warn("commit failed; the changes stay uncommitted for the next commit: %v", err)
+		}
+		return "", err
 	}
 	if hash == "" && len(doneIDs) > 0 && r.opts.Ownership == task.OwnerRunner {
 		// In agent ownership the agent may well have committed itself.
 		r.warn("nothing to commit for %s: no file changed, the plan file included", subject.ID)
 	}
-	return hash, false
+	return hash, nil
 }

@@ -125,13 +125,26 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}
 	r.recordInPlan(t, rec, it.doneIDs)
-	rec.FilesChanged, rec.Commit = r.settle(ctx, t, it, planEdited)
+	var commitErr error
+	rec.FilesChanged, rec.Commit, commitErr = r.settle(ctx, t, it, planEdited)
+	uncommitted := commitErr != nil && len(it.doneIDs) > 0
+	if uncommitted {
+		// No task is done without its commit: the acceptance waits in
+		// state, and the next run commits it before anything else.
+		rec.Error = strings.TrimPrefix(rec.Error+"; ", "; ") + "its checks passed, but the commit failed: " + commitErr.Error()
+	}
 	if rec.FilesChanged > 0 || len(it.doneIDs) > 0 {
 		it.progress = true
 	}
 	r.st.Totals.AddRecord(rec, len(it.doneIDs))
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return it.iteration, err
+	}
+	if uncommitted {
+		r.emit(Event{Kind: EventIterationEnded, Iteration: r.st.Iteration, Task: ref, Record: &rec, Plan: r.progress(), Totals: &r.st.Totals})
+		return it.iteration, fmt.Errorf("%w: %s passed its checks, but git could not commit it: %w; "+
+			"fix what git says and run ralph again: it commits %s first", ErrNotCommitted, strings.Join(it.doneIDs, ", "),
+			commitErr, strings.Join(it.doneIDs, ", "))
 	}
 	// History is the record; the state follows it (saveLater), and no
 	// longer needs to say what was being accepted.

@@ -18,6 +18,10 @@ var (
 	ErrInterrupted = errors.New("interrupted")
 	// ErrFatal: the agent cannot run at all (missing, auth, bad flags). Exit 1.
 	ErrFatal = errors.New("fatal agent error")
+	// ErrNotCommitted: a task passed its checks but its commit failed (a
+	// hook refused it, the disk is full, another git holds the lock): its
+	// acceptance waits in state, and the next run commits it first. Exit 1.
+	ErrNotCommitted = errors.New("accepted but not committed")
 )
 
 var (

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // acceptingPrefix starts the names of the files that record an acceptance
@@ -18,20 +20,13 @@ const acceptingPrefix = "accepting."
 // longer are recorded in state.json instead.
 const maxAcceptingName = 200
 
-// acceptingSpare is the name a record's file has between acceptances:
-// renaming it makes or ends a record without making or freeing a file.
-const acceptingSpare = ".accepting"
-
 // Accepting records, before it returns, that run runID is accepting the
 // tasks ids (State.Accepting says what that means): an empty file in
-// .ralph/ whose name holds the run and the ids, renamed from the one the
-// last acceptance left (made the first time). A rename is a fraction of
-// what replacing state.json costs, and an empty file has no data a power
-// loss could lose: the journal keeps the rename ahead of the plan's
-// mark, which is made after it. LoadState reads it back into the State of
-// that run. It reports false, having recorded nothing, when the ids do
-// not fit in a file name; the caller then saves them in state.json.
-// Accepted ends the record.
+// .ralph/ whose name holds the run and the ids, created and made durable
+// (the directory fsynced) before the plan's mark is written. LoadState
+// reads it back into the State of that run. It reports false, having
+// recorded nothing, when the ids do not fit in a file name; the caller
+// then saves them in state.json. Accepted ends the record.
 func (s *Store) Accepting(runID string, ids []string) (bool, error) {
 	if runID == "" || strings.ContainsAny(runID, `./\`) || len(ids) == 0 {
 		return false, nil
@@ -46,14 +41,8 @@ func (s *Store) Accepting(runID string, ids []string) (bool, error) {
 	}
 	s.Accepted()
 	path := s.path(name)
-	if err := os.Rename(s.path(acceptingSpare), path); err != nil {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return false, fmt.Errorf("record the acceptance: %w", err)
-		}
-		if err := f.Close(); err != nil {
-			return false, fmt.Errorf("record the acceptance: %w", err)
-		}
+	if err := durable.Append(path, nil, 0o644); err != nil {
+		return false, fmt.Errorf("record the acceptance: %w", err)
 	}
 	s.mu.Lock()
 	s.accepting = path
@@ -62,17 +51,14 @@ func (s *Store) Accepting(runID string, ids []string) (bool, error) {
 }
 
 // Accepted ends the record Accepting made, if any: the acceptance is
-// over (history says how it ended). Its file takes the spare's name
-// again.
+// over (history says how it ended).
 func (s *Store) Accepted() {
 	s.mu.Lock()
 	path := s.accepting
 	s.accepting = ""
 	s.mu.Unlock()
 	if path != "" {
-		if os.Rename(path, s.path(acceptingSpare)) != nil {
-			_ = os.Remove(path) // a file left behind names a run that is no longer read
-		}
+		_ = os.Remove(path) // a file left behind names a run that is no longer read
 	}
 }
 

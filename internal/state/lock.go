@@ -145,7 +145,9 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	// Earlier versions kept spare files here; the holder removes them.
+	// Earlier versions kept spare files here (.accepting too); the
+	// holder removes them.
+	_ = os.Remove(s.path(".accepting"))
 	if err := durable.RemoveSpares(s.dir); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)

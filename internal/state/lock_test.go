@@ -179,23 +179,14 @@ func assertReleased(t *testing.T, s *Store) {
 	}
 }
 
-// assertNoTempFiles: no temporary file in .ralph but the spare of
-// state.json that a holder of the lock keeps (see assertNoSpare).
+// assertNoTempFiles: no temporary or spare file in .ralph.
 func assertNoTempFiles(t *testing.T, s *Store) {
 	t.Helper()
 	entries, _ := os.ReadDir(s.Dir())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".gitignore" && !strings.HasPrefix(e.Name(), ".state.json.spare-") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".gitignore" {
 			t.Errorf("temporary file left in .ralph: %s", e.Name())
 		}
-	}
-}
-
-// assertNoSpare: once the lock is released, no spare is left either.
-func assertNoSpare(t *testing.T, s *Store) {
-	t.Helper()
-	if spares, _ := filepath.Glob(filepath.Join(s.Dir(), ".state.json.spare-*")); len(spares) > 0 {
-		t.Errorf("spare left in .ralph after the release: %q", spares)
 	}
 }
 
@@ -232,7 +223,7 @@ func TestLockAcquireRefuseRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertReleased(t, s)
-	assertNoSpare(t, s)
+	assertNoTempFiles(t, s)
 	if err := release(); err != nil {
 		t.Errorf("second release: %v", err)
 	}
@@ -301,7 +292,6 @@ func TestLockDeadHolder(t *testing.T) {
 	}
 	assertReleased(t, s)
 	assertNoTempFiles(t, s)
-	assertNoSpare(t, s)
 }
 
 // TestLockLeftFile: a lock file nobody holds, whatever it says, is no
@@ -443,4 +433,26 @@ func TestHeld(t *testing.T) {
 		t.Fatalf("Lock after Held: %v", err)
 	}
 	_ = release()
+}
+
+// TestLockRemovesEarlierVersionsSpares: the spare files versions before
+// 0.1 kept in .ralph/ (state.json's, the plan's, the acceptance record's)
+// are removed by the next holder of the lock; nothing else is.
+func TestLockRemovesEarlierVersionsSpares(t *testing.T) {
+	t.Parallel()
+	s := openTemp(t)
+	for _, name := range []string{".state.json.spare-123", ".prd.json.spare-7", ".accepting"} {
+		if err := os.WriteFile(filepath.Join(s.Dir(), name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release, err := s.Lock(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release() }()
+	assertNoTempFiles(t, s)
+	if _, err := os.Stat(filepath.Join(s.Dir(), ".gitignore")); err != nil {
+		t.Errorf("the store's own .gitignore went too: %v", err)
+	}
 }
