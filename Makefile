@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/ralph
 
-.PHONY: build test test-short lint bench fuzz clean
+.PHONY: build test test-short test-oracle lint bench fuzz clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/ralph
@@ -15,6 +15,11 @@ build:
 test:
 	$(GO) vet ./...
 	GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) test -race -count=1 ./...
+
+# ralph's commits against git's own, long: 300 random steps per seed
+# (make test runs a dozen). RALPH_ORACLE_SEED=S replays one seed.
+test-oracle:
+	RALPH_ORACLE_STEPS=$${RALPH_ORACLE_STEPS:-300} $(GO) test -count=1 -run 'TestCommitsEqualGits' -v ./internal/vcs/
 
 test-short:
 	$(GO) test -short ./...

@@ -493,3 +493,42 @@ func TestCommitHashIsHEAD(t *testing.T) {
 	git(t, g, "checkout", "-q", "--detach")
 	check("detached", g)
 }
+
+// TestLegacyFilesRemoved: the files versions before 0.1 kept in the git
+// directory (an index, spares, and a git lock that is a second name of a
+// spare, left by a ralph killed while it held it) are removed by the
+// first look; a lock that is no second name of a spare is someone else's
+// and stays.
+func TestLegacyFilesRemoved(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	gitDir := filepath.Join(dir, ".git")
+	for _, name := range []string{"ralph-index", "ralph-index.spare", "ralph-ref.spare", "ralph-ref.spare.next"} {
+		write(t, filepath.Join(gitDir, name), "old")
+	}
+	if err := os.Link(filepath.Join(gitDir, "ralph-index.spare"), filepath.Join(gitDir, "index.lock")); err != nil {
+		t.Fatal(err)
+	}
+	branchLock := filepath.Join(gitDir, "refs", "heads", "main.lock")
+	if err := os.Link(filepath.Join(gitDir, "ralph-ref.spare"), branchLock); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(gitDir, "refs", "heads", "theirs.lock")
+	write(t, theirs, "a git of the user's")
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ralph-index", "ralph-index.spare", "ralph-ref.spare", "ralph-ref.spare.next", "index.lock", "refs/heads/main.lock"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, name)); err == nil {
+			t.Errorf(".git/%s is still there", name)
+		}
+	}
+	if _, err := os.Lstat(theirs); err != nil {
+		t.Errorf("a lock that was not ralph's was removed: %v", err)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "a")
+	if hash, err := g.Commit(ctx, "feat: a"); err != nil || hash == "" {
+		t.Errorf("Commit after the clean-up = %q, %v", hash, err)
+	}
+}
