@@ -24,7 +24,7 @@ type runSandbox struct {
 // explicit one that cannot work here is an error, before any agent runs;
 // auto without one that works is none, with the reason.
 func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir string) (runSandbox, error) {
-	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, sandboxPolicy(cfg, dir), f.Environ())
+	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, sandboxPolicy(cfg, dir, vcs.ConfigFiles(ctx, dir, f.Environ())), f.Environ())
 	if err != nil {
 		return runSandbox{}, fmt.Errorf("--sandbox %s: %w", cfg.Sandbox.Mode, err)
 	}
@@ -32,15 +32,13 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 }
 
 // sandboxPolicy is what a child of a run in dir may reach: the project
-// (its state, git hooks and git config read-only: ralph reads the one and
-// its own git obeys the others, outside the sandbox), the git directory
-// its commits and worktrees need, the [sandbox] paths and variables.
-func sandboxPolicy(cfg config.Config, dir string) sandbox.Policy {
+// (its state and gitFiles read-only: ralph reads the one, and its own git,
+// outside the sandbox, obeys the git configuration and runs the hooks
+// among the others: vcs.ConfigFiles), the git directory its commits and
+// worktrees need, the [sandbox] paths and variables.
+func sandboxPolicy(cfg config.Config, dir string, gitFiles []string) sandbox.Policy {
 	gitDir := vcs.CommonDir(dir)
-	readOnly := []string{filepath.Join(dir, state.Dir)}
-	if gitDir != "" {
-		readOnly = append(readOnly, filepath.Join(gitDir, "hooks"), filepath.Join(gitDir, "config"))
-	}
+	readOnly := append([]string{filepath.Join(dir, state.Dir)}, gitFiles...)
 	return sandbox.Policy{
 		Project:   dir,
 		Worktrees: filepath.Join(dir, state.Dir, state.WorktreesDir),

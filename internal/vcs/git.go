@@ -25,8 +25,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Git is a git working tree.
@@ -43,11 +41,18 @@ type Git struct {
 	// Env is the environment git runs with (nil: inherit).
 	Env []string
 
+	// bin is the git executable, an absolute path found before any agent
+	// ran and never in the project (gitOutside).
+	bin string
 	// gitDir and commonDir are the git directory (per worktree) and the
 	// one its worktrees share; realIndex is the user's index.
 	gitDir, commonDir, realIndex string
 	// index is ralph's own index (absolute).
 	index string
+	// commonFile is the git directory's commondir file as Open found it,
+	// commonFileExists whether there was one (checkCommonDir).
+	commonFile       string
+	commonFileExists bool
 
 	// mu serialises the users of ralph's index and guards what follows.
 	mu sync.Mutex
@@ -72,12 +77,13 @@ const ralphIndex = "git-index"
 // Open finds the git working tree that contains dir, a project whose
 // state directory is dir/.ralph.
 func Open(ctx context.Context, dir string, env []string) (*Git, error) {
-	g := &Git{Root: dir, Env: env}
+	bin, err := gitOutside(dir, environ(env))
+	if err != nil {
+		return nil, err
+	}
+	g := &Git{Root: dir, Env: env, bin: bin}
 	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index")
 	if err != nil {
-		if _, lookErr := proc.LookPath("git", "", environ(env)); lookErr != nil {
-			return nil, fmt.Errorf("git is not installed: %w", lookErr)
-		}
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -87,6 +93,7 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g.Root = lines[0]
 	// --git-dir and --git-path answer relative to where git ran.
 	g.gitDir, g.commonDir, g.realIndex = absIn(dir, lines[1]), absIn(dir, lines[2]), absIn(dir, lines[3])
+	g.commonFile, g.commonFileExists = commonDirFile(g.gitDir)
 	g.index = filepath.Join(absIn(dir, "."), ralphDir, ralphIndex)
 	return g, nil
 }
@@ -299,6 +306,9 @@ func objectID(s string) string {
 // commit. Two git processes: the commit's summary line names the new
 // commit in full (core.abbrev=40; a SHA-256 repository asks git once more).
 func (g *Git) Commit(ctx context.Context, message string) (string, error) {
+	if err := g.refuseLinks(); err != nil {
+		return "", err
+	}
 	if _, err := g.addAll(ctx, nil); err != nil {
 		return "", err
 	}
@@ -416,12 +426,6 @@ func (g *Git) ensureIgnored(create bool) error {
 	return err
 }
 
-// run runs one git command in the working tree; a failure is a *CmdError
-// carrying git's stderr.
-func (g *Git) run(ctx context.Context, env []string, args ...string) (string, error) {
-	return command(ctx, g.Root, environ(g.Env), env, "git", args...)
-}
-
 // Kind implements Repo.
 func (g *Git) Kind() string { return "git" }
 
@@ -511,10 +515,11 @@ func (g *Git) Head(ctx context.Context) (string, error) {
 
 // Init creates a git repository in dir (on branch main) and returns it.
 func Init(ctx context.Context, dir string, env []string) (*Git, error) {
-	if _, err := proc.LookPath("git", "", environ(env)); err != nil {
-		return nil, fmt.Errorf("git is not installed: %w", err)
+	bin, err := gitOutside(dir, environ(env))
+	if err != nil {
+		return nil, err
 	}
-	g := &Git{Root: dir, Env: env}
+	g := &Git{Root: dir, Env: env, bin: bin}
 	if _, err := g.run(ctx, nil, "-c", "init.defaultBranch=main", "init", "-q"); err != nil {
 		return nil, err
 	}

@@ -449,15 +449,15 @@ func TestSeenIsTheLastLook(t *testing.T) {
 		t.Fatal("Seen after a look that found a.txt is still the tree before it")
 	}
 	// With no git to run, Seen still answers: the look's tree is kept.
-	env := g.Env
-	g.Env = append(slices.Clone(env), "PATH="+t.TempDir())
+	bin := g.bin
+	g.bin = filepath.Join(t.TempDir(), "git")
 	if again, err := g.Seen(ctx); err != nil || again != seen {
 		t.Errorf("Seen with nothing new = %q, %v; want %q without running git", again, err, seen)
 	}
 	if _, err := g.Snapshot(ctx); err == nil {
-		t.Fatal("Snapshot ran git with a PATH that has none: the test proves nothing")
+		t.Fatal("Snapshot ran git with no git to run: the test proves nothing")
 	}
-	g.Env = env
+	g.bin = bin
 	if snap, err := g.Snapshot(ctx); err != nil || snap != seen {
 		t.Errorf("Snapshot = %q, %v; want the tree Seen named, %q", snap, err, seen)
 	}
@@ -530,5 +530,99 @@ func TestLegacyFilesRemoved(t *testing.T) {
 	write(t, filepath.Join(dir, "a.txt"), "a")
 	if hash, err := g.Commit(ctx, "feat: a"); err != nil || hash == "" {
 		t.Errorf("Commit after the clean-up = %q, %v", hash, err)
+	}
+}
+
+// TestGitObeysTheUserNotTheAgent: what an agent can write in the project
+// makes ralph's git run nothing and write nowhere else: a git of its own
+// on PATH inside the project, a commondir moving the common directory to
+// hooks of its own (refused), an fsmonitor in a nested repository's configuration
+// (or the repository's), a reflog linked to a file outside.
+func TestGitObeysTheUserNotTheAgent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	gittest.Init(t, dir)
+	marker := filepath.Join(t.TempDir(), "ran")
+	evil := "#!/bin/sh\necho \"$0\" >>" + marker + "\n"
+	// A git inside the project, first on PATH (an activated virtualenv).
+	write(t, filepath.Join(dir, ".venv", "bin", "git"), evil+"exit 1\n")
+	if err := os.Chmod(filepath.Join(dir, ".venv", "bin", "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(gittest.Env(dir), "PATH="+filepath.Join(dir, ".venv", "bin")+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	g, err := Open(ctx, dir, env)
+	if err != nil {
+		t.Fatalf("Open with a git in the project first on PATH: %v", err)
+	}
+	if within(g.bin, dir) {
+		t.Fatalf("git is %s, inside the project", g.bin)
+	}
+	// The agent's common directory, with a hook that would run at the
+	// commit; fsmonitor hooks in the repository and a nested one.
+	other := t.TempDir()
+	write(t, filepath.Join(other, "hooks", "pre-commit"), evil)
+	write(t, filepath.Join(other, "config"), "[core]\n\trepositoryformatversion = 0\n")
+	if err := os.Chmod(filepath.Join(other, "hooks", "pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "watch.sh"), evil)
+	if err := os.Chmod(filepath.Join(dir, "watch.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, "watch.sh"))
+	nested := filepath.Join(dir, "nested")
+	write(t, filepath.Join(nested, "n.txt"), "n")
+	gittest.Init(t, nested)
+	gittest.Git(t, nested, "config", "core.fsmonitor", filepath.Join(dir, "watch.sh"))
+
+	write(t, filepath.Join(dir, "a.txt"), "a")
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Dirty(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := g.Commit(ctx, "feat: a")
+	if err != nil || hash == "" {
+		t.Fatalf("Commit = %q, %v", hash, err)
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("ralph's git ran what the agent wrote:\n%s", b)
+	}
+
+	// A commondir the agent writes (git follows it whatever GIT_DIR and
+	// GIT_COMMON_DIR say): no git command runs until it is gone.
+	write(t, filepath.Join(dir, ".git", "commondir"), other+"\n")
+	write(t, filepath.Join(dir, "c.txt"), "c")
+	if _, err := g.Commit(ctx, "feat: c"); err == nil || !strings.Contains(err.Error(), "commondir changed") {
+		t.Errorf("Commit with the agent's commondir = %v, want a refusal", err)
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("ralph's git ran the hook of the agent's common directory:\n%s", b)
+	}
+	if err := os.Remove(filepath.Join(dir, ".git", "commondir")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A reflog linked outside: the commit refuses to write through it.
+	outside := filepath.Join(t.TempDir(), "bashrc")
+	write(t, outside, "# mine\n")
+	reflog := filepath.Join(dir, ".git", "logs", "refs", "heads", "main")
+	if err := os.Remove(reflog); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, reflog); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "b")
+	if _, err := g.Commit(ctx, "feat: b"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Commit through a linked reflog = %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "# mine\n" {
+		t.Errorf("the file outside was written: %q", b)
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Diff is the patch between two trees or commits (Snapshot ids, say):
@@ -186,33 +184,4 @@ func (g *Git) repoPath(p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
-}
-
-// output runs one git command in the working tree with stdin as its
-// input, and returns what it printed on stdout as bytes (file contents
-// need not be text); a failure is a *CmdError carrying git's stderr.
-func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
-	var stdout, stderr bytes.Buffer
-	c := proc.Cmd{
-		Argv: append([]string{"git"}, args...), Dir: g.Root,
-		Env:    append(slices.Clip(environ(g.Env)), env...),
-		Stdout: &stdout, Stderr: &stderr,
-		Grace: stopGrace, KeepDaemons: true,
-	}
-	if stdin != nil {
-		c.Stdin = bytes.NewReader(stdin)
-	}
-	res, err := proc.Run(ctx, c)
-	if err == nil {
-		err = res.Err()
-	}
-	if err != nil {
-		code := res.ExitCode
-		if res.Signal != 0 {
-			code = -1
-		}
-		return stdout.Bytes(), &CmdError{Argv: append([]string{"git"}, args...), Code: code,
-			Stderr: strings.TrimSpace(stderr.String()), Err: err}
-	}
-	return stdout.Bytes(), nil
 }

@@ -1,0 +1,216 @@
+package vcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
+)
+
+// This file is the one door through which ralph runs git: every command
+// is built here, with what makes it obey the user and not the agent,
+// whose files (the work tree, and what a sandbox lets it write in .git/)
+// git would otherwise read as instructions:
+//
+//   - the executable is found once, before any agent runs, on PATH
+//     without its entries inside the project (a virtualenv's bin/, a
+//     direnv PATH_add): never a git the agent could have written;
+//   - the git directory and the work tree are the ones Open found, given
+//     in the environment, so that a .git file the agent writes later moves
+//     nothing; git reads a commondir file in the git directory whatever
+//     the environment says, so one that is not as Open found it stops
+//     every command (checkCommonDir);
+//   - fsmonitor is off (it names a program git would start) and so is
+//     submodule recursion (a nested repository's configuration is the
+//     agent's to write).
+
+// safeConfig is the configuration every git command of ralph's is given.
+func safeConfig() []string {
+	return []string{"-c", "core.fsmonitor=false", "-c", "submodule.recurse=false"}
+}
+
+// gitOutside finds the git executable on env's PATH, leaving out the
+// entries inside the repository that holds dir (or dir itself).
+func gitOutside(dir string, env []string) (string, error) {
+	top := repoTop(dir)
+	var keep []string
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) || within(realOr(d), top) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	bin, err := proc.LookPath("git", "", []string{"PATH=" + strings.Join(keep, string(filepath.ListSeparator))})
+	if err != nil {
+		return "", fmt.Errorf("git is not installed (looked on PATH, but for the project's own directories): %w", err)
+	}
+	return bin, nil
+}
+
+// repoTop is the real path of the top of the working tree that holds dir,
+// found by its .git entry without running git; dir itself outside any.
+func repoTop(dir string) string {
+	d := realOr(dir)
+	for cur := d; ; {
+		if _, err := os.Lstat(filepath.Join(cur, ".git")); err == nil {
+			return cur
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return d
+		}
+		cur = parent
+	}
+}
+
+// realOr is p with its symbolic links resolved, or p made absolute when
+// they cannot be.
+func realOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// within reports whether p is root or below it.
+func within(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// run runs one git command in the working tree; a failure is a *CmdError
+// carrying git's stderr.
+func (g *Git) run(ctx context.Context, env []string, args ...string) (string, error) {
+	out, err := g.output(ctx, env, nil, args...)
+	return string(out), err
+}
+
+// output runs one git command in the working tree with stdin as its
+// input (nil: none), and returns what it printed on stdout as bytes (file
+// contents need not be text); a failure is a *CmdError carrying git's
+// stderr.
+func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+	if g.bin == "" {
+		return nil, errors.New("git: not opened (vcs.Open)")
+	}
+	if err := g.checkCommonDir(); err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	c := proc.Cmd{
+		Path: g.bin, Argv: slices.Concat([]string{"git"}, safeConfig(), args), Dir: g.Root,
+		Env:    g.environ(env),
+		Stdout: &stdout, Stderr: &stderr,
+		Grace: stopGrace,
+		// git's own daemons (gc --auto) are meant to outlive it.
+		KeepDaemons: true,
+	}
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	res, err := proc.Run(ctx, c)
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		code := res.ExitCode
+		if res.Signal != 0 {
+			code = -1 // killed: no exit code
+		}
+		return stdout.Bytes(), &CmdError{Argv: append([]string{"git"}, args...), Code: code,
+			Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// environ is git's environment: g.Env (or ralph's), the directories Open
+// found, and extra.
+// found, and extra. Before Open found them, the user's own GIT_DIR and
+// GIT_WORK_TREE, if any, say where the repository is.
+func (g *Git) environ(extra []string) []string {
+	env := slices.Clip(environ(g.Env))
+	if g.gitDir != "" {
+		env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			return k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_COMMON_DIR"
+		})
+		env = append(env, "GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+g.Root)
+	}
+	return append(env, extra...)
+}
+
+// ConfigFiles lists what git reads as configuration or runs as hooks in
+// the repository that holds dir, as the sandbox must keep them read-only
+// to the agent: the config files (the repository's, the worktree's, and
+// every file they include, wherever it is), the hooks directory
+// (core.hooksPath honoured) and info/. The hooks directory and info/ are
+// made when missing, so that a sandbox has something to bind read-only: a
+// hook the agent could create where none existed would run at ralph's
+// next commit. Nil outside a git repository.
+func ConfigFiles(ctx context.Context, dir string, env []string) []string {
+	g, err := Open(ctx, dir, env)
+	if err != nil {
+		return nil
+	}
+	out, err := g.run(ctx, nil, "rev-parse", "--git-path", "hooks", "--git-path", "info")
+	if err != nil {
+		return nil
+	}
+	// The hooks git runs (core.hooksPath honoured), the default ones (a
+	// hooksPath can be unset), and info/.
+	dirs := append(strings.Split(strings.TrimSpace(out), "\n"), filepath.Join(g.commonDir, "hooks"))
+	var files []string
+	for _, p := range dirs {
+		p = absIn(g.Root, p)
+		_ = os.MkdirAll(p, 0o755)
+		files = append(files, p)
+	}
+	files = append(files, filepath.Join(g.commonDir, "config"), filepath.Join(g.gitDir, "config.worktree"))
+	// Included files, by origin: "file:PATH\tkey=value" lines.
+	if origins, err := g.run(ctx, nil, "config", "--local", "--includes", "--show-origin", "--list", "-z"); err == nil {
+		for rec := range strings.SplitSeq(origins, "\x00") {
+			if p, ok := strings.CutPrefix(rec, "file:"); ok && !strings.Contains(p, "\n") {
+				files = append(files, absIn(g.Root, p))
+			}
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files)
+}
+
+// commonDirFile reads the git directory's commondir file: its content,
+// and whether it exists.
+func commonDirFile(gitDir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	return string(b), err == nil
+}
+
+// checkCommonDir refuses to go on when the git directory's commondir file
+// is not as Open found it: git would take the configuration, the hooks
+// and the refs from wherever it now points.
+func (g *Git) checkCommonDir() error {
+	if g.gitDir == "" {
+		return nil
+	}
+	now, exists := commonDirFile(g.gitDir)
+	if now == g.commonFile && exists == g.commonFileExists {
+		return nil
+	}
+	return fmt.Errorf("%s changed since the run started (it names %q): git would take its configuration, hooks "+
+		"and branches from there, so ralph runs no git command until it is as it was (remove it if you did not make it)",
+		filepath.Join(g.gitDir, "commondir"), strings.TrimSpace(now))
+}
