@@ -68,6 +68,12 @@ happened and records it in .ralph/history.jsonl.
 PLAN defaults to the tasks key of ralph.toml, then the first of prd.json,
 tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
 
+Before anything changes (a branch, .ralph/, an agent call) the run checks
+that it can work, as ralph doctor does: the agent is installed, the plan
+is writable, the working tree has no changes but ralph's own, HEAD is on
+a branch, the plan's branchName is one git can make. --dry-run prints the
+preview, then exits 1 with what would stop the run.
+
 Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
 --allow-failing-gates makes it advisory for the run.
@@ -271,8 +277,21 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// Only worth a look when the config names no gate.
 		gv.found = detectChecks(opts.f, dir)
 	}
+	// Every precondition, before anything changes: no branch, state or
+	// agent call on a run that cannot work.
+	notReady := preflightErr(preflight(ctx, preflightCheck{dir: dir, cfg: cfg, plan: plan, agent: ag.Adapter,
+		env: opts.f.Environ(), keepBranch: opts.inWorktree}))
 	if opts.Dry {
-		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box)
+		if err := dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box); err != nil {
+			return err
+		}
+		if notReady != nil {
+			return fmt.Errorf("a run would not start: %w", notReady)
+		}
+		return nil
+	}
+	if notReady != nil {
+		return notReady
 	}
 
 	if gh != nil && offline == "" {

@@ -71,6 +71,17 @@ func Open(projectDir string) (*Store, error) {
 	return &Store{dir: dir, files: &durable.Syncer{}}, nil
 }
 
+// View returns the store of projectDir for reading only, creating
+// nothing: what the checks before a run look at, when nothing may change
+// yet.
+func View(projectDir string) (*Store, error) {
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	return &Store{dir: filepath.Join(abs, Dir), files: &durable.Syncer{}}, nil
+}
+
 // Dir returns the absolute path of the store's .ralph directory.
 func (s *Store) Dir() string { return s.dir }
 
