@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/price"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -539,37 +540,25 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box *
 		if a == pv.Prompt {
 			a = "<prompt>"
 		}
-		fmt.Fprintf(w, "  %s\n", shellQuote(a))
+		fmt.Fprintf(w, "  %s\n", shellQuote(redact.String(a)))
 	}
 	fmt.Fprintln(w, "# environment changes:")
 	if len(pv.Invocation.EnvSet) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
 	for _, kv := range pv.Invocation.EnvSet {
-		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+		fmt.Fprintf(w, "  %s\n", redact.Env(kv))
 	}
 	if passed != nil {
 		fmt.Fprintln(w, "# environment passed into the sandbox (the rest of ralph's is dropped):")
 		for _, kv := range passed {
-			fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+			fmt.Fprintf(w, "  %s\n", redact.Env(kv))
 		}
 	}
 	gates.dryRun(w)
 	fmt.Fprintln(w, "# prompt:")
-	_, err = fmt.Fprintln(w, pv.Prompt)
+	_, err = fmt.Fprintln(w, redact.String(pv.Prompt))
 	return err
-}
-
-// redactEnv hides the values of variables that look like secrets.
-func redactEnv(kv string) string {
-	k, _, _ := strings.Cut(kv, "=")
-	up := strings.ToUpper(k)
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH"} {
-		if strings.Contains(up, s) {
-			return k + "=<redacted>"
-		}
-	}
-	return kv
 }
 
 func shellQuote(s string) string {

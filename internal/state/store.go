@@ -8,11 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/redact"
 
 	"github.com/ralph-loop/ralph/internal/durable"
 )
@@ -154,7 +157,7 @@ func readState(path string) (State, error) {
 // fsyncs that make it survive a power loss (the file, then .ralph/) run in
 // the background: Sync waits for them.
 func (s *Store) SaveState(st State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := json.MarshalIndent(redactState(st), "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
@@ -163,6 +166,25 @@ func (s *Store) SaveState(st State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
+}
+
+// redactState is st with the secrets in its messages hidden (an error
+// may quote one); the caller's tasks are not touched.
+func redactState(st State) State {
+	st.Message = redact.String(st.Message)
+	for _, ts := range st.Tasks {
+		if redact.String(ts.LastError) == ts.LastError {
+			continue
+		}
+		tasks := maps.Clone(st.Tasks)
+		for id, ts := range tasks {
+			ts.LastError = redact.String(ts.LastError)
+			tasks[id] = ts
+		}
+		st.Tasks = tasks
+		break
+	}
+	return st
 }
 
 // Sync waits until every write of the store so far (state.json, history,
