@@ -173,6 +173,12 @@ func repoProblems(ctx context.Context, c preflightCheck) []problem {
 		return nil
 	}
 	var out []problem
+	if tracked := trackedState(ctx, repo, c.dir); len(tracked) > 0 {
+		out = append(out, problem{section: "git", name: "state dir",
+			detail: fmt.Sprintf("%s/ holds files git tracks (%s), and it is where ralph keeps its own state, out of git: "+
+				"its commits would leave them behind", state.Dir, strings.Join(tracked, ", ")),
+			fix: fmt.Sprintf("move them out of %[1]s/ and commit (git mv %[1]s/fix_plan.md fix_plan.md), then run the plan from there", state.Dir)})
+	}
 	if _, err := repo.Branch(ctx); errors.Is(err, vcs.ErrDetached) {
 		out = append(out, problem{section: "git", name: "branch", detail: detachedMessage(err)})
 	}
@@ -186,6 +192,42 @@ func repoProblems(ctx context.Context, c preflightCheck) []problem {
 			out = append(out, problem{section: "plan", name: "branchName",
 				detail: fmt.Sprintf("%s: branchName %q %s: git cannot make that branch", relOr(c.dir, c.plan.Path()), b, why),
 				fix:    "name the branch as git allows (ralph/my-feature)"})
+		}
+	}
+	return out
+}
+
+// maxTracked bounds the tracked files of .ralph/ a problem names.
+const maxTracked = 5
+
+// trackedState lists what the project's .ralph/ holds in HEAD's commit:
+// a directory of the user's (ralph-claude-code keeps fix_plan.md and
+// PROMPT.md there) that ralph's state would take over. git show of a
+// directory lists its entries after a "tree REV:PATH" line.
+func trackedState(ctx context.Context, repo vcs.Repo, dir string) []string {
+	if repo.Kind() != "git" {
+		return nil
+	}
+	rel, err := state.RepoPath(repo.Dir(), filepath.Join(dir, state.Dir))
+	if err != nil {
+		return nil
+	}
+	b, err := repo.Show(ctx, "HEAD", rel)
+	if err != nil {
+		return nil // not in HEAD, or no commit yet
+	}
+	header, entries, _ := strings.Cut(string(b), "\n")
+	if !strings.HasPrefix(header, "tree ") {
+		return nil // a file called .ralph
+	}
+	var out []string
+	for name := range strings.SplitSeq(entries, "\n") {
+		switch {
+		case name == "":
+		case len(out) == maxTracked:
+			return append(out, "...")
+		default:
+			out = append(out, state.Dir+"/"+name)
 		}
 	}
 	return out
