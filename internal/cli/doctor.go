@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
@@ -112,8 +113,16 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 			}
 		}
 	}
+	// The reviewers' agent is one a run needs too.
+	reviewer := ""
+	if cfg.Review.When != "" && cfg.Review.When != loop.ReviewOff && cfg.Review.Agent != "" && cfg.Review.Agent != cfg.Agent {
+		reviewer = cfg.Review.Agent
+		if !slices.Contains(names, reviewer) {
+			names = append(names, reviewer)
+		}
+	}
 	for _, name := range names {
-		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent)
+		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent || name == reviewer)
 	}
 	doctorGit(ctx, &r, dir, opts.f.Environ())
 	doctorSandbox(ctx, &r, opts.f, dir, cfg)

@@ -52,9 +52,10 @@ type preflightCheck struct {
 	cfg  config.Config
 	plan *task.File
 	// agent is the configured agent's adapter; nil when it could not be
-	// made (doctor reports that itself).
-	agent agent.Adapter
-	env   []string
+	// made (doctor reports that itself). reviewer is the reviewers'
+	// agent, nil without reviews.
+	agent, reviewer agent.Adapter
+	env             []string
 	// keepBranch: the run stays on the branch checked out (a --worker's
 	// task run), whatever the plan's branchName says.
 	keepBranch bool
@@ -66,6 +67,12 @@ func preflight(ctx context.Context, c preflightCheck) []problem {
 	var out []problem
 	if c.agent != nil {
 		if _, p := findAgent(c.agent, c.cfg, c.dir, agentEnv(c.agent, c.env)); p != nil {
+			out = append(out, *p)
+		}
+	}
+	if r := c.reviewer; r != nil && (c.agent == nil || r.Name() != c.agent.Name()) {
+		if _, p := findAgent(r, c.cfg, c.dir, agentEnv(r, c.env)); p != nil {
+			p.section, p.detail = "review", "review.agent: "+p.detail
 			out = append(out, *p)
 		}
 	}

@@ -280,8 +280,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	// Every precondition, before anything changes: no branch, state or
 	// agent call on a run that cannot work.
-	notReady := preflightErr(preflight(ctx, preflightCheck{dir: dir, cfg: cfg, plan: plan, agent: ag.Adapter,
-		env: opts.f.Environ(), keepBranch: opts.inWorktree}))
+	check := preflightCheck{dir: dir, cfg: cfg, plan: plan, agent: ag.Adapter, env: opts.f.Environ(), keepBranch: opts.inWorktree}
+	if r, ok := reviewer.(runAgent); ok {
+		check.reviewer = r.Adapter
+	}
+	notReady := preflightErr(preflight(ctx, check))
 	if opts.Dry {
 		if err := dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box); err != nil {
 			return err
