@@ -133,14 +133,13 @@ func planWritable(dir, path string) *problem {
 	if err != nil {
 		return nil // the plan was just read: its loader says what is wrong
 	}
-	const w = 2 // W_OK
 	var why string
 	switch {
 	case fi.Mode().Perm()&0o222 == 0:
 		why = fmt.Sprintf("is read-only (mode %04o)", fi.Mode().Perm())
-	case syscall.Access(target, w) != nil:
+	case syscall.Access(target, wOK) != nil:
 		why = "is not writable: " + accessErr(target)
-	case syscall.Access(filepath.Dir(target), w) != nil:
+	case syscall.Access(filepath.Dir(target), wOK) != nil:
 		why = "is in a directory ralph cannot write: " + accessErr(filepath.Dir(target))
 	default:
 		return nil
@@ -150,9 +149,12 @@ func planWritable(dir, path string) *problem {
 		fix:    "make it writable (chmod u+w), or copy the plan somewhere writable and run that"}
 }
 
+// wOK asks access(2) whether a file may be written.
+const wOK = 2
+
 // accessErr says why path is not writable.
 func accessErr(path string) string {
-	err := syscall.Access(path, 2)
+	err := syscall.Access(path, wOK)
 	if errors.Is(err, syscall.EROFS) {
 		return "a read-only file system"
 	}
