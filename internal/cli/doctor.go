@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
@@ -32,13 +33,16 @@ type doctorOptions struct {
 
 const doctorLong = `Check that a run can start: the configured agent is installed, answers
 --version and looks logged in; git is there and the project is a repository;
-ralph.toml is valid; the plan is found and parses. It also lists the
-quality gates and the project's own checks (go test, npm test, pytest,
-make test, ...), each with whether ralph.toml enables it. Nothing is sent
-to a model.
+ralph.toml is valid; the plan is found and parses. Then what ralph run
+checks before anything changes: the plan is writable, the working tree
+has no changes but ralph's own, HEAD is on a branch and the plan's
+branchName is one git can make. It also lists the quality gates and the
+project's own checks (go test, npm test, pytest, make test, ...), each
+with whether ralph.toml enables it. Nothing is sent to a model.
 
 Each problem comes with its fix. The exit code is 1 when something the run
-needs is missing or broken (the agent's executable, the config, the plan);
+needs is missing or broken (the agent's executable, the config, the plan,
+any of the run's checks): exactly when ralph run would refuse to start;
 warnings (credentials not found, no git repository) leave it 0.
 
 Credentials are looked for, never used: each agent's API key variables
@@ -109,13 +113,22 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 			}
 		}
 	}
+	// The reviewers' agent is one a run needs too.
+	reviewer := ""
+	if cfg.Review.When != "" && cfg.Review.When != loop.ReviewOff && cfg.Review.Agent != "" && cfg.Review.Agent != cfg.Agent {
+		reviewer = cfg.Review.Agent
+		if !slices.Contains(names, reviewer) {
+			names = append(names, reviewer)
+		}
+	}
 	for _, name := range names {
-		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent)
+		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent || name == reviewer)
 	}
 	doctorGit(ctx, &r, dir, opts.f.Environ())
 	doctorSandbox(ctx, &r, opts.f, dir, cfg)
 	if cfgOK {
 		doctorPlan(&r, dir, cfg.Tasks)
+		doctorPreflight(ctx, &r, dir, cfg)
 	} else {
 		r.add("plan", "plan", checkWarn, "not checked: the config is invalid", "fix the config first")
 	}
@@ -198,18 +211,11 @@ func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir 
 		return
 	}
 	spec, _ := agent.Lookup(name) // New found it
-	env := opts.f.Environ()
-	if inv, err := ad.Invocation(agent.Request{PromptFile: "prompt.md"}); err == nil {
-		env = append(env, inv.EnvSet...) // the agent's own variables count
-	}
+	env := agentEnv(ad, opts.f.Environ())
 	exe := agent.Executable(ad)
-	path, err := agent.LookPath(exe, dir, env)
-	if err != nil {
-		fix := fmt.Sprintf("set agents.%s.command in ralph.toml to its path", name)
-		if spec.Install != "" && ac.Command == "" {
-			fix = "install it (" + spec.Install + ") or " + fix
-		}
-		r.add(section, "executable", missing, fmt.Sprintf("%s not found on PATH", exe), fix)
+	path, p := findAgent(ad, cfg, dir, env)
+	if p != nil {
+		r.add(section, p.name, missing, p.detail, p.fix)
 		return
 	}
 	r.add(section, "executable", checkOK, path, "")
@@ -308,7 +314,7 @@ func doctorPlan(r *doctorReport, dir, configured string) {
 	if path == "" {
 		p, err := task.Discover(dir)
 		if err != nil {
-			r.add("plan", "plan", checkFail, err.Error(), "create one with `ralph plan`, or name it: ralph run PLAN")
+			r.add("plan", "plan", checkFail, err.Error(), "run `ralph init` for an example plan (or `ralph plan` to have the agent write one), or name yours: ralph run PLAN")
 			return
 		}
 		path = p
@@ -330,6 +336,24 @@ func doctorPlan(r *doctorReport, dir, configured string) {
 		tasks = "1 task"
 	}
 	r.add("plan", "plan", checkOK, fmt.Sprintf("%s: %s, %d open (%s format)", rel, tasks, p.Open(), p.Format), "")
+}
+
+// doctorPreflight adds the problems that keep `ralph run` from starting
+// with this plan (the plan not writable, changes that are not ralph's
+// own, a detached HEAD, a branchName git refuses): the checks the run
+// makes, so that doctor and run agree. The agent was checked above.
+func doctorPreflight(ctx context.Context, r *doctorReport, dir string, cfg config.Config) {
+	plan, err := openPlan(dir, cfg.Tasks)
+	if err != nil {
+		return // doctorPlan said why
+	}
+	problems := preflight(ctx, preflightCheck{dir: dir, cfg: cfg, plan: plan})
+	for _, p := range problems {
+		r.add("run", p.name, checkFail, p.detail, p.fix)
+	}
+	if len(problems) == 0 {
+		r.add("run", "start", checkOK, "the plan is writable; the working tree has no changes but ralph's own", "")
+	}
 }
 
 // doctorGates lists the quality gates a run would use and the project's
@@ -376,7 +400,9 @@ func printDoctor(w io.Writer, r doctorReport) error {
 			fmt.Fprintln(w, section)
 		}
 		mark := map[string]string{checkOK: "ok  ", checkWarn: "warn", checkFail: "FAIL"}[c.Status]
-		fmt.Fprintf(w, "  %s  %-12s %s\n", mark, c.Name, c.Detail)
+		// A detail of many lines keeps its column.
+		detail := strings.ReplaceAll(c.Detail, "\n", "\n"+strings.Repeat(" ", 21))
+		fmt.Fprintf(w, "  %s  %-12s %s\n", mark, c.Name, detail)
 		if c.Fix != "" && c.Status != checkOK {
 			fmt.Fprintf(w, "        %-12s fix: %s\n", "", c.Fix)
 		}

@@ -88,8 +88,32 @@ func runHistory(opts *historyOptions) error {
 			(time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens,
 			r.CacheReadTokens, r.CacheWriteTokens, state.FormatCost(r.CostUSD, r.CostSource), commit, truncate(r.Error, 60))
 	}
-	fmt.Fprintf(tw, "\t\t\t%d iterations\t\t\t\t\t%s\t\t\n", len(recs), state.FormatCost(cost, source))
+	fmt.Fprintf(tw, "\t\t\t%s\t\t\t\t\t%s\t\t\n", countLine(recs), state.FormatCost(cost, source))
 	return tw.Flush()
+}
+
+// countLine counts the agent's iterations and, apart, the end review's
+// rounds: a round runs reviewers, not the agent.
+func countLine(recs []state.Record) string {
+	rounds := 0
+	for _, r := range recs {
+		if r.Outcome == state.OutcomeEndReview {
+			rounds++
+		}
+	}
+	line := plural(len(recs)-rounds, "iteration")
+	if rounds > 0 {
+		line += " · " + plural(rounds, "review round")
+	}
+	return line
+}
+
+// plural is n things, in English.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func truncate(s string, n int) string {

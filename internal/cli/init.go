@@ -145,7 +145,6 @@ func configTemplate() string {
 	for _, k := range config.Keys() {
 		fmt.Fprintf(&b, "# %s\n# %s = %s\n\n", k.Doc, k.Key, k.Default)
 	}
-	fmt.Fprintf(&b, "# Use your own prompt template (see %s):\n# prompt = %q\n\n", promptFileName, promptFileName)
 	b.WriteString("# Per-agent overrides:\n# [agents.claude]\n# extra-args = [\"--max-turns\", \"50\"]\n# env = { CLAUDE_CODE_MAX_OUTPUT_TOKENS = \"32000\" }\n")
 	return b.String()
 }
@@ -172,7 +171,7 @@ func initFiles(format string) ([]initFile, error) {
 	switch name {
 	case task.FormatPRD:
 		return []initFile{
-			{"ralph.toml", cfg},
+			{"ralph.toml", setConfigKey(cfg, "prompt", promptFileName)},
 			{promptFileName, prompt.Default("runner")},
 			{"prd.json", examplePRD},
 		}, nil
@@ -200,7 +199,7 @@ func initFiles(format string) ([]initFile, error) {
 		cfg = setConfigKey(cfg, "tasks", file)
 	}
 	return []initFile{
-		{"ralph.toml", cfg},
+		{"ralph.toml", setConfigKey(cfg, "prompt", promptFileName)},
 		{promptFileName, prompt.Default("runner")},
 		{file, string(plan)},
 	}, nil

@@ -51,9 +51,11 @@ type lifetime struct {
 
 // attach makes handle where reports go, and returns the loop's Emit:
 // handle, never called at the same time as a report.
+// Every event is redacted on its way (redactEvent).
 func (lt *lifetime) attach(handle func(loop.Event)) func(loop.Event) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	handle = redacting(handle)
 	lt.emit = handle
 	return func(e loop.Event) {
 		lt.mu.Lock()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/ui"
 )
@@ -95,7 +96,10 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 	if err != nil {
 		return err
 	}
-	v := &logView{dir: dir, store: store, w: opts.f.IO.Out,
+	// An agent's output may hold a secret it printed.
+	out := redact.NewWriter(opts.f.IO.Out)
+	defer func() { _ = out.Flush() }()
+	v := &logView{dir: dir, store: store, w: out,
 		color: opts.f.IO.TTY && getenv(opts.f.Environ(), "NO_COLOR") == ""}
 	if cfg, err := opts.f.Config(dir); err == nil {
 		// Only the command agent's output dialect is read from it; a broken

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // Exit codes of DESIGN.md §2.
@@ -58,7 +59,7 @@ func Main() int {
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errSilent) {
-		msg := err.Error()
+		msg := redact.String(err.Error())
 		if hint := loop.ResourceHint(err); hint != "" && !strings.Contains(msg, hint) {
 			msg += "; " + hint
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/prompt"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -279,7 +280,9 @@ func planRound(ctx context.Context, f *Factory, ag runAgent, cfg config.Config, 
 		Prompt: text, PromptFile: promptPath, Dir: dir, Model: cfg.Model, Env: f.Environ(),
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 	}
-	res, err := ag.Run(ctx, req, agent.Sink{Transcript: transcript, Emit: planEventPrinter(f.IO.Out)})
+	out := redact.NewWriter(f.IO.Out) // the agent may print a secret
+	defer func() { _ = out.Flush() }()
+	res, err := ag.Run(ctx, req, agent.Sink{Transcript: transcript, Emit: planEventPrinter(out)})
 	switch {
 	case err != nil:
 		if agent.IsNotFound(err) {

@@ -80,8 +80,7 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 	}
 	from, err := s.repo.Branch(ctx)
 	if errors.Is(err, vcs.ErrDetached) {
-		return fmt.Errorf("%v: ralph commits each task to a branch, and commits on a detached HEAD are easily lost "+
-			"(a rebase or bisect may be in progress); finish it, or check out a branch: git switch BRANCH, or git switch -c NEW-BRANCH", err)
+		return errors.New(detachedMessage(err))
 	} else if err != nil {
 		return err
 	}
@@ -90,13 +89,7 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 		return usageError(fmt.Errorf("--parallel keeps its tasks' branches under %s: run it on another branch than %s", reserved(run), run))
 	}
 	if !cfg.AllowDirty {
-		leftover, err := s.store.CheckDirty(ctx, tree{s.repo}, s.plan.Path(), "ralph.toml", cfg.Prompt)
-		var dirty *state.DirtyError
-		if errors.As(err, &dirty) && s.crashed {
-			// A run that dies cannot record the tree it leaves: what it
-			// left is taken as its own, like an interrupted run's.
-			leftover, err = true, nil
-		}
+		leftover, err := checkTree(ctx, s.store, s.repo, cfg, s.plan, s.crashed)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/notify"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -139,4 +140,32 @@ func getenv(environ []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// redacting is handle with every event redacted first (redactEvent).
+func redacting(handle func(loop.Event)) func(loop.Event) {
+	return func(e loop.Event) { handle(redactEvent(e)) }
+}
+
+// redactEvent hides the secrets in what an event says (redact.String),
+// before the terminal, --json, ralph.log, the control channel, ralph serve
+// or a notification sees it. The event's own records are not changed.
+func redactEvent(e loop.Event) loop.Event {
+	e.Message = redact.String(e.Message)
+	if a := e.Agent; a != nil {
+		text, input := redact.String(a.Text), redact.String(a.ToolInput)
+		if text != a.Text || input != a.ToolInput {
+			c := *a
+			c.Text, c.ToolInput = text, input
+			e.Agent = &c
+		}
+	}
+	if r := e.Record; r != nil {
+		if msg := redact.String(r.Error); msg != r.Error {
+			c := *r
+			c.Error = msg
+			e.Record = &c
+		}
+	}
+	return e
 }

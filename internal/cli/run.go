@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/price"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -67,6 +68,12 @@ happened and records it in .ralph/history.jsonl.
 
 PLAN defaults to the tasks key of ralph.toml, then the first of prd.json,
 tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md.
+
+Before anything changes (a branch, .ralph/, an agent call) the run checks
+that it can work, as ralph doctor does: the agent is installed, the plan
+is writable, the working tree has no changes but ralph's own, HEAD is on
+a branch, the plan's branchName is one git can make. --dry-run prints the
+preview, then exits 1 with what would stop the run.
 
 Before the first agent call the [gates] commands run once on the starting
 tree: one that already fails stops the run (exit 1), unless
@@ -271,8 +278,24 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// Only worth a look when the config names no gate.
 		gv.found = detectChecks(opts.f, dir)
 	}
+	// Every precondition, before anything changes: no branch, state or
+	// agent call on a run that cannot work.
+	check := preflightCheck{dir: dir, cfg: cfg, plan: plan, agent: ag.Adapter, env: opts.f.Environ(), keepBranch: opts.inWorktree}
+	if r, ok := reviewer.(runAgent); ok {
+		check.reviewer = r.Adapter
+	}
+	notReady := preflightErr(preflight(ctx, check))
 	if opts.Dry {
-		return dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box)
+		if err := dryRun(opts.f, lopts, loop.Deps{Agent: ag, Plan: plan}, gv, ag.box); err != nil {
+			return err
+		}
+		if notReady != nil {
+			return fmt.Errorf("a run would not start: %w", notReady)
+		}
+		return nil
+	}
+	if notReady != nil {
+		return notReady
 	}
 
 	if gh != nil && offline == "" {
@@ -519,37 +542,25 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box *
 		if a == pv.Prompt {
 			a = "<prompt>"
 		}
-		fmt.Fprintf(w, "  %s\n", shellQuote(a))
+		fmt.Fprintf(w, "  %s\n", shellQuote(redact.String(a)))
 	}
 	fmt.Fprintln(w, "# environment changes:")
 	if len(pv.Invocation.EnvSet) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
 	for _, kv := range pv.Invocation.EnvSet {
-		fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+		fmt.Fprintf(w, "  %s\n", redact.Env(kv))
 	}
 	if passed != nil {
 		fmt.Fprintln(w, "# environment passed into the sandbox (the rest of ralph's is dropped):")
 		for _, kv := range passed {
-			fmt.Fprintf(w, "  %s\n", redactEnv(kv))
+			fmt.Fprintf(w, "  %s\n", redact.Env(kv))
 		}
 	}
 	gates.dryRun(w)
 	fmt.Fprintln(w, "# prompt:")
-	_, err = fmt.Fprintln(w, pv.Prompt)
+	_, err = fmt.Fprintln(w, redact.String(pv.Prompt))
 	return err
-}
-
-// redactEnv hides the values of variables that look like secrets.
-func redactEnv(kv string) string {
-	k, _, _ := strings.Cut(kv, "=")
-	up := strings.ToUpper(k)
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH"} {
-		if strings.Contains(up, s) {
-			return k + "=<redacted>"
-		}
-	}
-	return kv
 }
 
 func shellQuote(s string) string {

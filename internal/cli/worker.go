@@ -99,7 +99,7 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		RelDir:   relDir,
 		TreesDir: filepath.Join(store.Dir(), state.WorktreesDir),
 		Union:    []string{path.Join(relDir, state.ProgressFile)},
-		Emit:     screen.Handle,
+		Emit:     redacting(screen.Handle),
 		Check:    func() error { return workerBudget(cfg.Budget, cfg.MaxTokens, spent) },
 		Run: func(ctx context.Context, taskDir, taskID string) error {
 			o := *opts

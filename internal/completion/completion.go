@@ -102,8 +102,9 @@ func validNames() string {
 // DefaultStrategies. Unknown strategies are skipped (ParseStrategies rejects
 // them earlier).
 //
-// The prompt is removed from the input first (see Input.Prompt), so an agent
-// that echoes its instructions does not complete by quoting them.
+// The prompt is removed from the input first (see Input.Prompt and
+// stripEcho), so an agent that echoes its instructions does not complete
+// by quoting them.
 //
 // What each strategy accepts:
 //   - promise-tag: <promise>MARKER</promise> in the final message, outside
@@ -122,7 +123,7 @@ func Detect(in Input, order []Strategy) Match {
 	if len(order) == 0 {
 		order = DefaultStrategies()
 	}
-	final := stripPrompt(in.Final, in.Prompt)
+	final := stripEcho(in.Final, in.Prompt)
 	var messages []string // stripped lazily: only relaxed-tag reads them
 	for _, s := range order {
 		var m Match
@@ -133,7 +134,7 @@ func Detect(in Input, order []Strategy) Match {
 			if messages == nil {
 				messages = make([]string, len(in.Messages))
 				for i, msg := range in.Messages {
-					messages[i] = stripPrompt(msg, in.Prompt)
+					messages[i] = stripEcho(msg, in.Prompt)
 				}
 			}
 			m = relaxedTag(final, messages)

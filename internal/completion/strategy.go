@@ -1,7 +1,5 @@
 package completion
 
-import "strings"
-
 // promiseTag finds <promise>MARKER</promise> in the final message, outside
 // code spans and fenced blocks: a marker the agent quotes as code (from the
 // prompt, a file, a test) is not a claim.
@@ -43,24 +41,4 @@ func relaxedIn(text string) (Match, bool) {
 		return toMatch(colon, text), true
 	}
 	return Match{}, false
-}
-
-// stripPrompt removes the prompt from text: every occurrence of the whole
-// prompt, then every occurrence of each prompt line that holds a marker
-// (agents that echo the prompt often re-wrap or quote only part of it).
-// Line endings are normalized to \n first, in both.
-func stripPrompt(text, prompt string) string {
-	if strings.TrimSpace(prompt) == "" || text == "" {
-		return text
-	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	prompt = strings.ReplaceAll(prompt, "\r\n", "\n")
-	text = strings.ReplaceAll(text, strings.TrimSpace(prompt), "")
-	for line := range strings.SplitSeq(prompt, "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && (tagRe.MatchString(line) || colonRe.MatchString(line)) {
-			text = strings.ReplaceAll(text, line, "")
-		}
-	}
-	return text
 }

@@ -45,7 +45,7 @@ func DetectVerdict(in Input, order []Strategy) Verdict {
 	if len(order) == 0 {
 		order = DefaultStrategies()
 	}
-	final := stripVerdictPrompt(in.Final, in.Prompt)
+	final := stripEcho(in.Final, in.Prompt)
 	for _, s := range order {
 		var m Marker
 		text := final
@@ -85,7 +85,7 @@ func verdictAt(rest string) Marker {
 func relaxedVerdict(final string, messages []string, prompt string) (Marker, string) {
 	texts := []string{final}
 	for i := len(messages) - 1; i >= 0; i-- {
-		texts = append(texts, stripVerdictPrompt(messages[i], prompt))
+		texts = append(texts, stripEcho(messages[i], prompt))
 	}
 	for _, text := range texts {
 		tag, okTag := lastMatch(verdictTagRe, text)
@@ -98,24 +98,6 @@ func relaxedVerdict(final string, messages []string, prompt string) (Marker, str
 		}
 	}
 	return None, ""
-}
-
-// stripVerdictPrompt removes an echoed review prompt, whose instructions
-// name both verdicts.
-func stripVerdictPrompt(text, prompt string) string {
-	if strings.TrimSpace(prompt) == "" || text == "" {
-		return text
-	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	prompt = strings.ReplaceAll(prompt, "\r\n", "\n")
-	text = strings.ReplaceAll(text, strings.TrimSpace(prompt), "")
-	for line := range strings.SplitSeq(prompt, "\n") {
-		line = strings.TrimSpace(line)
-		if line != "" && (verdictTagRe.MatchString(line) || verdictColonRe.MatchString(line)) {
-			text = strings.ReplaceAll(text, line, "")
-		}
-	}
-	return text
 }
 
 // maxFindings and maxFinding bound what a review's findings carry.

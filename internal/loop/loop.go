@@ -355,7 +355,7 @@ func (r *runner) iterate(ctx context.Context) error {
 			return err
 		}
 		if r.opts.Once {
-			return r.afterOnce(it)
+			return r.afterOnce(t, it)
 		}
 		if r.opts.Delay > 0 {
 			if err := r.deps.Sleep(ctx, r.opts.Delay); err != nil {
@@ -394,15 +394,27 @@ func (r *runner) interruptedBetween(t task.Task) error {
 }
 
 // afterOnce ends a --once run: success when the one iteration finished
-// its task, a limit otherwise.
-func (r *runner) afterOnce(it iteration) error {
-	if r.deps.Plan.Plan().Open() == 0 {
+// its task, a limit otherwise. A success with tasks left open says so.
+func (r *runner) afterOnce(t task.Task, it iteration) error {
+	open := r.deps.Plan.Plan().Open()
+	if open == 0 {
 		return nil
 	}
 	if it.outcome == state.OutcomeTaskDone || it.outcome == state.OutcomePlanDone {
+		r.doneMsg = onceMsg("task "+t.ID+" done", open)
 		return nil
 	}
 	return fmt.Errorf("%w: --once: the iteration ended with %s", ErrLimit, it.outcome)
+}
+
+// onceMsg is what a --once run that did its work says: what it did, and
+// that the plan is not done.
+func onceMsg(did string, open int) string {
+	tasks := "tasks are"
+	if open == 1 {
+		tasks = "task is"
+	}
+	return fmt.Sprintf("--once: %s; %d %s still open", did, open, tasks)
 }
 
 // next picks the next task: the plan's order, passing over those that

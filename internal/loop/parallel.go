@@ -359,7 +359,8 @@ func (p *parallelRun) takeQuota(quota map[string]state.QuotaWindow) {
 // afterOnce ends a --once run: success when every task it started was
 // finished.
 func (p *parallelRun) afterOnce(outcomes []state.Outcome) error {
-	if p.r.deps.Plan.Plan().Open() == 0 {
+	open := p.r.deps.Plan.Plan().Open()
+	if open == 0 {
 		return nil
 	}
 	for _, o := range outcomes {
@@ -367,6 +368,7 @@ func (p *parallelRun) afterOnce(outcomes []state.Outcome) error {
 			return fmt.Errorf("%w: --once: an iteration ended with %s", ErrLimit, o)
 		}
 	}
+	p.r.doneMsg = onceMsg(fmt.Sprintf("%d task(s) done", len(outcomes)), open)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -495,5 +496,37 @@ func TestChannelHeldEventsReachALateSubscriber(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTranscriptRedacted: the transcript page hides the secrets the agent
+// printed, as ralph logs does.
+func TestTranscriptRedacted(t *testing.T) {
+	t.Parallel()
+	const runID = "20261127-050536-7d2879"
+	dir := testProject(t, state.State{RunID: runID, Status: state.StatusDone, Agent: "command"})
+	_, out := state.TranscriptFiles(dir, runID, 1)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw := "connecting to postgres://app:PASSWORD@db/app\nwith ghp_0123456789abcdefghijABCDEFGHIJ\n"
+	if err := os.WriteFile(out, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Dirs: []string{dir}, ReadOnly: true})
+	s.Start(t.Context())
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	url := ts.URL + "/api/v1/runs/" + projectID(s.list()[0].dir) + "/transcript?run=" + runID + "&iteration=1&agent=command"
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "PASSWORD") || strings.Contains(string(body), "ghp_0123") ||
+		!strings.Contains(string(body), "postgres://app:<redacted>@db/app") {
+		t.Errorf("GET transcript: %d %q", resp.StatusCode, body)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -450,9 +451,11 @@ func (s *Server) getTranscript(w http.ResponseWriter, r *http.Request) {
 		name = agentOf(p, runID, n)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	tw := ui.NewTranscriptWriter(w, agent.TranscriptDecoder(name, "", bytes.TrimSpace(head[:k])), ui.TranscriptOptions{})
+	out := redact.NewWriter(w) // the agent may have printed a secret
+	tw := ui.NewTranscriptWriter(out, agent.TranscriptDecoder(name, "", bytes.TrimSpace(head[:k])), ui.TranscriptOptions{})
 	_, _ = io.Copy(tw, f)
 	_ = tw.Close()
+	_ = out.Flush()
 }
 
 // agentOf is the agent of an iteration, from history or the state.

@@ -61,16 +61,26 @@ func (e *DirtyError) Error() string {
 	return b.String()
 }
 
+// Own names ralph's own files for CheckDirty: relative to the project
+// directory, or absolute; "" is skipped.
+type Own struct {
+	// Files are ralph's whatever their change: the plan, ralph.toml, the
+	// prompt file.
+	Files []string
+	// Setup are ralph's only while untracked: the files `ralph init`
+	// wrote, which the first run commits with its first task.
+	Setup []string
+}
+
 // CheckDirty refuses, with a *DirtyError, a working tree with changes that
 // are not ralph's own. Its own are .ralph/, the progress log, the archive
 // folders Archive writes, the .ralph/ line EnsureGitignore adds to
-// .gitignore, and the files named in own (the plan, ralph.toml, the prompt
-// file: relative to the project directory, or absolute; "" is skipped).
+// .gitignore, and the files own names.
 //
 // Foreign changes are accepted when the tree is exactly as the last run
 // left it (SaveTree): they are an interrupted iteration's work, and
 // leftover says so.
-func (s *Store) CheckDirty(ctx context.Context, t Tree, own ...string) (leftover bool, err error) {
+func (s *Store) CheckDirty(ctx context.Context, t Tree, own Own) (leftover bool, err error) {
 	changes, err := t.Status(ctx)
 	if err != nil {
 		return false, err
@@ -81,18 +91,8 @@ func (s *Store) CheckDirty(ctx context.Context, t Tree, own ...string) (leftover
 	if err != nil {
 		return false, err
 	}
-	mine := map[string]bool{}
-	for _, name := range append([]string{ProgressFile}, own...) {
-		switch {
-		case name == "":
-		case filepath.IsAbs(name):
-			if rel, err := RepoPath(root, name); err == nil {
-				mine[rel] = true
-			}
-		default:
-			mine[path.Join(relDir, filepath.ToSlash(name))] = true
-		}
-	}
+	mine := repoPaths(root, relDir, append([]string{ProgressFile}, own.Files...))
+	setup := repoPaths(root, relDir, own.Setup)
 	stateRel := path.Join(relDir, Dir)
 	archiveRel := path.Join(relDir, ArchiveDir)
 	gitignore := path.Join(relDir, ".gitignore")
@@ -101,7 +101,8 @@ func (s *Store) CheckDirty(ctx context.Context, t Tree, own ...string) (leftover
 		p := strings.TrimSuffix(c.Path, "/")
 		switch {
 		case mine[p], p == stateRel, strings.HasPrefix(p, stateRel+"/"):
-		case (c.Code == "??" || c.Code == "?") && archived(archiveRel, p):
+		case untracked(c.Code) && setup[p]:
+		case untracked(c.Code) && archived(archiveRel, p):
 		case p == gitignore && onlyRalphIgnored(ctx, t, p):
 		default:
 			foreign = append(foreign, c)
@@ -115,6 +116,28 @@ func (s *Store) CheckDirty(ctx context.Context, t Tree, own ...string) (leftover
 	}
 	return false, &DirtyError{Changes: foreign}
 }
+
+// repoPaths are names, relative to the project directory relDir or
+// absolute, as paths from the top of the working tree root.
+func repoPaths(root, relDir string, names []string) map[string]bool {
+	paths := map[string]bool{}
+	for _, name := range names {
+		switch {
+		case name == "":
+		case filepath.IsAbs(name):
+			if rel, err := RepoPath(root, name); err == nil {
+				paths[rel] = true
+			}
+		default:
+			paths[path.Join(relDir, filepath.ToSlash(name))] = true
+		}
+	}
+	return paths
+}
+
+// untracked reports whether a status code is git's or Sapling's for a file
+// never committed.
+func untracked(code string) bool { return code == "??" || code == "?" }
 
 // onlyRalphIgnored reports whether a .gitignore differs from the committed
 // one by nothing but ralph's .ralph/ entry.

@@ -57,6 +57,8 @@ func TestCheckDirty(t *testing.T) {
 			{"M", "ralph.toml"}, {"??", "prompt.md"}, {"??", "archive/2026-11-21-old/"},
 			{"??", "archive/2026-11-21-old/prd.json"},
 		}, nil},
+		{"init's files while untracked", "", []Change{{"??", "plan.md"}, {"??", "activity.md"}}, nil},
+		{"init's files once committed", "", []Change{{"M", "plan.md"}, {"??", "activity.md"}}, []Change{{"M", "plan.md"}}},
 		{"archive folder only when untracked", "", []Change{{"M", "archive/2026-11-21-old/prd.json"}},
 			[]Change{{"M", "archive/2026-11-21-old/prd.json"}}},
 		{"sapling's untracked code", "", []Change{{"?", "archive/2026-11-21-old/prd.json"}}, nil},
@@ -72,7 +74,10 @@ func TestCheckDirty(t *testing.T) {
 			s, tree := dirtyProject(t, tt.sub)
 			tree.changes = tt.changes
 			project := filepath.Dir(s.Dir())
-			leftover, err := s.CheckDirty(t.Context(), tree, filepath.Join(project, "prd.json"), "ralph.toml", "prompt.md", "")
+			leftover, err := s.CheckDirty(t.Context(), tree, Own{
+				Files: []string{filepath.Join(project, "prd.json"), "ralph.toml", "prompt.md", ""},
+				Setup: []string{"plan.md", "activity.md"},
+			})
 			if leftover {
 				t.Error("leftover without a last tree")
 			}
@@ -101,7 +106,7 @@ func TestCheckDirtyAbsolutePrompt(t *testing.T) {
 	prompt := filepath.Join(tree.dir, "prompts", "ralph.md")
 	writeFileT(t, prompt, "do it")
 	tree.changes = []Change{{"??", "prompts/ralph.md"}}
-	if _, err := s.CheckDirty(t.Context(), tree, prompt); err != nil {
+	if _, err := s.CheckDirty(t.Context(), tree, Own{Files: []string{prompt}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -126,7 +131,7 @@ func TestCheckDirtyGitignore(t *testing.T) {
 				tree.head = map[string]string{".gitignore": tt.head}
 			}
 			tree.changes = []Change{{code, ".gitignore"}}
-			_, err := s.CheckDirty(t.Context(), tree)
+			_, err := s.CheckDirty(t.Context(), tree, Own{})
 			if (err == nil) != tt.ok {
 				t.Errorf("CheckDirty = %v, want ok %v", err, tt.ok)
 			}
@@ -145,14 +150,14 @@ func TestCheckDirtyLeftover(t *testing.T) {
 	if err := s.SaveTree(ctx, tree); err != nil {
 		t.Fatal(err)
 	}
-	leftover, err := s.CheckDirty(ctx, tree)
+	leftover, err := s.CheckDirty(ctx, tree, Own{})
 	if err != nil || !leftover {
 		t.Fatalf("CheckDirty = %v, %v; want the last run's leftover", leftover, err)
 	}
 	tree.snap = "touched since"
 	tree.changes = append(tree.changes, Change{"??", "mine.txt"})
 	var de *DirtyError
-	if _, err := s.CheckDirty(ctx, tree); !errors.As(err, &de) {
+	if _, err := s.CheckDirty(ctx, tree, Own{}); !errors.As(err, &de) {
 		t.Fatalf("CheckDirty error = %v, want *DirtyError", err)
 	}
 }

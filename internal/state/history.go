@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/ralph-loop/ralph/internal/durable"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // AppendHistory adds rec as one line to history.jsonl: the whole line goes
@@ -26,6 +27,7 @@ import (
 // newline, the newline is added. Either way the file is valid JSONL again
 // and the new record starts on a line of its own.
 func (s *Store) AppendHistory(rec Record) error {
+	rec.Error = redact.String(rec.Error) // an agent's error may quote a secret
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("append history: %w", err)

@@ -8,11 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/redact"
 
 	"github.com/ralph-loop/ralph/internal/durable"
 )
@@ -65,6 +68,17 @@ func Open(projectDir string) (*Store, error) {
 		}
 	}
 	return &Store{dir: dir}, nil
+}
+
+// View returns the store of projectDir for reading only, creating
+// nothing: what the checks before a run look at, when nothing may change
+// yet.
+func View(projectDir string) (*Store, error) {
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	return &Store{dir: filepath.Join(abs, Dir)}, nil
 }
 
 // Dir returns the absolute path of the store's .ralph directory.
@@ -130,7 +144,7 @@ func readState(path string) (State, error) {
 // fsyncs that make it survive a power loss (the file, then .ralph/) run in
 // the background: Sync waits for them.
 func (s *Store) SaveState(st State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
+	data, err := json.MarshalIndent(redactState(st), "", "  ")
 	if err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
@@ -139,6 +153,25 @@ func (s *Store) SaveState(st State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
+}
+
+// redactState is st with the secrets in its messages hidden (an error
+// may quote one); the caller's tasks are not touched.
+func redactState(st State) State {
+	st.Message = redact.String(st.Message)
+	for _, ts := range st.Tasks {
+		if redact.String(ts.LastError) == ts.LastError {
+			continue
+		}
+		tasks := maps.Clone(st.Tasks)
+		for id, ts := range tasks {
+			ts.LastError = redact.String(ts.LastError)
+			tasks[id] = ts
+		}
+		st.Tasks = tasks
+		break
+	}
+	return st
 }
 
 // IterationFiles returns where iteration's transcript goes (see

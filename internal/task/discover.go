@@ -29,6 +29,6 @@ func Discover(dir string) (string, error) {
 			return "", err
 		}
 	}
-	return "", fmt.Errorf("%w in %s: looked for %s; name the plan file (ralph run PLAN) or create one (ralph plan)",
+	return "", fmt.Errorf("%w in %s: looked for %s; name the plan file (ralph run PLAN), or start one: ralph init writes an example plan (ralph plan has an agent write one)",
 		ErrNoPlan, dir, strings.Join(planNames, ", "))
 }

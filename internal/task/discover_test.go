@@ -45,7 +45,7 @@ func TestDiscover(t *testing.T) {
 				if !errors.Is(err, ErrNoPlan) {
 					t.Fatalf("Discover() = %q, %v; want ErrNoPlan", got, err)
 				}
-				want := "no plan file found in DIR: looked for prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md; name the plan file (ralph run PLAN) or create one (ralph plan)"
+				want := "no plan file found in DIR: looked for prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md; name the plan file (ralph run PLAN), or start one: ralph init writes an example plan (ralph plan has an agent write one)"
 				if diff := cmp.Diff(want, strings.ReplaceAll(err.Error(), dir, "DIR")); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
