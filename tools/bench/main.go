@@ -23,10 +23,15 @@
 //     iteration, and the agent's own time, spawn to exit).
 //   - leak (not run by default): 2,000 iterations; ralph's RSS and open
 //     file descriptors from iteration 100 on.
+//   - ralphex (not run by default): ralph (agent and runner ownership)
+//     and ralphex, built from -ralphex-src with its pause between
+//     iterations made 0, on one plan in ralphex's format: each one's time
+//     per iteration outside the agent, peak RSS and git processes.
 //
-// Overhead, sandbox and leak are in overhead.go, sandbox.go and leak.go.
+// Overhead, sandbox, leak and ralphex are in overhead.go, sandbox.go,
+// leak.go and ralphex.go.
 //
-// Usage: go run ./tools/bench [-scenario overhead,plansize,stream,stream-mix,dialects,sandbox,leak] [-modes nogit,agent,runner] [-runs 5] [-tasks 50] [-stream-mb 200]
+// Usage: go run ./tools/bench [-scenario overhead,plansize,stream,stream-mix,dialects,sandbox,leak,ralphex] [-modes nogit,agent,runner] [-runs 5] [-tasks 50] [-stream-mb 200] [-ralphex-src DIR]
 package main
 
 import (
@@ -47,17 +52,20 @@ func main() {
 	modes := flag.String("modes", "", "the overhead scenario's modes to run, comma-separated: nogit, agent, runner (all when empty)")
 	streamMB := flag.Int("stream-mb", 200, "MB the agent streams in the stream scenario")
 	lineMB := flag.Int("line-mb", 20, "MB of the single long line in the stream scenario")
-	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, plansize, stream, stream-mix, dialects, sandbox, leak")
+	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, plansize, stream, stream-mix, dialects, sandbox, leak, ralphex")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
+	rx := ralphexSource{}
+	flag.StringVar(&rx.dir, "ralphex-src", "", "a git clone of github.com/umputun/ralphex, for the ralphex scenario")
+	flag.StringVar(&rx.rev, "ralphex-rev", ralphexRev, "the ralphex commit the ralphex scenario builds")
 	flag.Parse()
-	if err := run(*scenarios, *modes, *prebuilt, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*scenarios, *modes, *prebuilt, rx, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scenarios, modes, prebuilt string, leakIters, runs, tasks, streamMB, lineMB int) error {
+func run(scenarios, modes, prebuilt string, rx ralphexSource, leakIters, runs, tasks, streamMB, lineMB int) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
@@ -84,6 +92,11 @@ func run(scenarios, modes, prebuilt string, leakIters, runs, tasks, streamMB, li
 	}
 	if want(scenarios, "sandbox") {
 		if err := sandboxScenario(bin, runs, tasks); err != nil {
+			return err
+		}
+	}
+	if want(scenarios, "ralphex") {
+		if err := ralphexScenario(bin, tmp, rx, runs, tasks); err != nil {
 			return err
 		}
 	}
@@ -274,23 +287,7 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, self, error) 
 		// ralph's own cost, as before the sandbox (the sandbox scenario
 		// measures that).
 		"RALPH_SANDBOX_MODE=none")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, self{}, err
-	}
-	done := make(chan struct{})
-	sampled := make(chan self)
-	go func() { sampled <- sample(cmd.Process.Pid, done) }()
-	err := cmd.Wait()
-	wall := time.Since(start)
-	close(done)
-	s := <-sampled
-	if err != nil {
-		return 0, s, fmt.Errorf("ralph in %s: %w\n%s", dir, err, out.String())
-	}
-	return wall, s, nil
+	return runSampled(cmd)
 }
 
 func stream(bin, dir string, streamMB, lineMB int) (rssMB, cpuS, wallS float64, err error) {

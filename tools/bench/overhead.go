@@ -167,6 +167,12 @@ func gitProject(dir string, tasks int, git bool) error {
 	if !git {
 		return nil
 	}
+	return gitInit(dir)
+}
+
+// gitInit makes dir a git repository with a .gitignore of .ralph/ and one
+// commit holding what dir holds.
+func gitInit(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".ralph/\n"), 0o644); err != nil {
 		return err
 	}
@@ -203,7 +209,26 @@ func ralphCmd(bin, dir, script string, args ...string) *exec.Cmd {
 // agentTime sums the agent durations history records (each ends with
 // task_done or plan_done) and counts the iterations.
 func agentTime(history string) (time.Duration, int, error) {
-	f, err := os.Open(history)
+	return sumLines(history, func(line []byte) (time.Duration, error) {
+		var rec struct {
+			Outcome   string    `json:"outcome"`
+			StartedAt time.Time `json:"started_at"`
+			EndedAt   time.Time `json:"ended_at"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return 0, err
+		}
+		if rec.Outcome != "task_done" && rec.Outcome != "plan_done" {
+			return 0, fmt.Errorf("iteration outcome %s, want task_done", rec.Outcome)
+		}
+		return rec.EndedAt.Sub(rec.StartedAt), nil
+	})
+}
+
+// sumLines adds up what duration reads in each line of the file at path
+// and counts the lines.
+func sumLines(path string, duration func(line []byte) (time.Duration, error)) (time.Duration, int, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -212,18 +237,11 @@ func agentTime(history string) (time.Duration, int, error) {
 	n := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var rec struct {
-			Outcome   string    `json:"outcome"`
-			StartedAt time.Time `json:"started_at"`
-			EndedAt   time.Time `json:"ended_at"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+		d, err := duration(sc.Bytes())
+		if err != nil {
 			return 0, 0, err
 		}
-		if rec.Outcome != "task_done" && rec.Outcome != "plan_done" {
-			return 0, 0, fmt.Errorf("iteration outcome %s, want task_done", rec.Outcome)
-		}
-		total += rec.EndedAt.Sub(rec.StartedAt)
+		total += d
 		n++
 	}
 	return total, n, sc.Err()
