@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command ralph runs AI coding agents in a loop until a plan is done.
 package main
 
