@@ -24,6 +24,11 @@ test:
 	$(GO) vet ./...
 	GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) test -race -count=1 ./...
 
+# The generated reference pages (docs/cli.md, docs/configuration.md);
+# a test fails when the committed ones are stale.
+docs:
+	$(GO) generate ./internal/cli
+
 test-short:
 	$(GO) test -short ./...
 
