@@ -44,6 +44,7 @@ recorded, each claim checked, each accepted task committed.`,
 		newCmdVersion(f),
 		newCmdCompletion(f),
 	)
+	addCompletions(f, root)
 	return root
 }
 
