@@ -73,13 +73,14 @@ func tableRows(t *testing.T, doc, heading string) [][]string {
 // (and shorthand) → whether it takes a value.
 func runFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	cell := regexp.MustCompile("^`(?:-([a-zA-Z]), )?--([a-z][a-z-]*)(?: (\\S+))?`$")
+	cell := regexp.MustCompile("^`(?:-([a-zA-Z]), )?--([a-z][a-z-]*)(?: (\\S+)|\\[=(\\S+)\\])?`$")
 	flags := map[string]bool{}
 	for _, row := range tableRows(t, docPage(t, "cli.md"), "### `ralph run` flags") {
 		m := cell.FindStringSubmatch(row[0])
 		if m == nil {
 			t.Fatalf("docs/cli.md run flags: cannot read %q", row[0])
 		}
+		// A value in brackets is optional: --serve=ADDR, never --serve ADDR.
 		flags["--"+m[2]] = m[3] != ""
 		if m[1] != "" {
 			flags["-"+m[1]] = m[3] != ""

@@ -142,7 +142,10 @@ func flagTable(fl *pflag.FlagSet) string {
 		if f.Shorthand != "" {
 			flag = "-" + f.Shorthand + ", " + flag
 		}
-		if name != "" {
+		switch {
+		case name != "" && f.NoOptDefVal != "":
+			flag += "[=" + name + "]" // the value is optional: --serve, --remote
+		case name != "":
 			flag += " " + name
 		}
 		def := ""
