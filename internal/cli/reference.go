@@ -128,7 +128,7 @@ func onlyHelp(fl *pflag.FlagSet) bool {
 	return only
 }
 
-// flagTable is a table of flags as the README had them: `-n,
+// flagTable is a table of flags, one row each: `-n,
 // --max-iterations int`, the default, the meaning.
 func flagTable(fl *pflag.FlagSet) string {
 	var b strings.Builder
