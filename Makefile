@@ -10,7 +10,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test test-short lint bench fuzz docs clean
+.PHONY: build test test-short lint bench fuzz docs snapshot clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ralph
@@ -28,6 +28,11 @@ test:
 # a test fails when the committed ones are stale.
 docs:
 	$(GO) generate ./internal/cli
+
+# goreleaser check, then an offline snapshot of linux/amd64 in dist/,
+# looked into (what .ci/run does; needs goreleaser, see .ci/goreleaser-version).
+snapshot:
+	bash .ci/release-snapshot.sh
 
 test-short:
 	$(GO) test -short ./...
