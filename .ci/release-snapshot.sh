@@ -12,6 +12,12 @@ sed -e 's/^    goos: \[linux, darwin\]$/    goos: [linux]/' \
     -e 's/^    goarch: \[amd64, arm64\]$/    goarch: [amd64]/' .goreleaser.yaml > "$cfg"
 grep -q 'goos: \[linux\]$' "$cfg" && grep -q 'goarch: \[amd64\]$' "$cfg" \
   || { echo "release-snapshot: .goreleaser.yaml's goos/goarch lines changed; update this script" >&2; exit 1; }
+# goreleaser reads the commit only once it has read the remote's URL; a
+# clone without a remote (CI's may be one) gets the project's, for this
+# command only.
+if [ -z "$(git remote)" ]; then
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/ralph-loop/ralph.git
+fi
 # No publishing, no image (no docker here), no cask (it wants the darwin
 # archives this snapshot does not build).
 goreleaser release --snapshot --clean --config "$cfg" --skip=publish,docker,homebrew,sign,sbom
