@@ -3,8 +3,11 @@
 // workflow and the image they run. Its tests check them: the manifest
 // decoded strictly with the upstream Kubernetes API types, the workflow
 // linted with actionlint, and both using only the flags, variables and
-// exit codes ralph has (the README's tables, which internal/cli's tests
-// hold to the code).
+// exit codes ralph has (the tables of docs/cli.md, generated from the
+// commands, and docs/concepts.md, which internal/cli's tests hold to the
+// code); and the hardening each promises: a numeric non-root user, no
+// privilege escalation, no service-account token, pinned images, actions
+// and releases.
 package deploy
 
 import (
@@ -24,10 +27,10 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 )
 
-// readme is the README's text.
-func readme(t *testing.T) string {
+// docPage is the text of a page of docs/.
+func docPage(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +42,7 @@ func tableRows(t *testing.T, doc, heading string) [][]string {
 	t.Helper()
 	_, rest, ok := strings.Cut(doc, "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md has no %q", heading)
+		t.Fatalf("no %q", heading)
 	}
 	var rows [][]string
 	started := false
@@ -66,17 +69,18 @@ func tableRows(t *testing.T, doc, heading string) [][]string {
 	return rows[1:] // the header
 }
 
-// runFlags are `ralph run`'s flags as the README's table has them: name
+// runFlags are `ralph run`'s flags as docs/cli.md's table has them: name
 // (and shorthand) → whether it takes a value.
 func runFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	cell := regexp.MustCompile("^`(?:-([a-zA-Z]), )?--([a-z][a-z-]*)(?: (\\S+))?`$")
+	cell := regexp.MustCompile("^`(?:-([a-zA-Z]), )?--([a-z][a-z-]*)(?: (\\S+)|\\[=(\\S+)\\])?`$")
 	flags := map[string]bool{}
-	for _, row := range tableRows(t, readme(t), "### `ralph run` flags") {
+	for _, row := range tableRows(t, docPage(t, "cli.md"), "### `ralph run` flags") {
 		m := cell.FindStringSubmatch(row[0])
 		if m == nil {
-			t.Fatalf("README.md run flags: cannot read %q", row[0])
+			t.Fatalf("docs/cli.md run flags: cannot read %q", row[0])
 		}
+		// A value in brackets is optional: --serve=ADDR, never --serve ADDR.
 		flags["--"+m[2]] = m[3] != ""
 		if m[1] != "" {
 			flags["-"+m[1]] = m[3] != ""
@@ -85,14 +89,14 @@ func runFlags(t *testing.T) map[string]bool {
 	return flags
 }
 
-// exitCodes are the README's exit codes.
+// exitCodes are the exit codes of docs/concepts.md.
 func exitCodes(t *testing.T) []int {
 	t.Helper()
 	var codes []int
-	for _, row := range tableRows(t, readme(t), "### Exit codes") {
+	for _, row := range tableRows(t, docPage(t, "concepts.md"), "## Exit codes") {
 		n, err := strconv.Atoi(row[0])
 		if err != nil {
-			t.Fatalf("README.md exit codes: %q", row[0])
+			t.Fatalf("docs/concepts.md exit codes: %q", row[0])
 		}
 		codes = append(codes, n)
 	}
@@ -226,23 +230,11 @@ func TestKubernetesJob(t *testing.T) {
 
 func TestGitHubWorkflow(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("github", "ralph-workers.yml")
-	data, err := os.ReadFile(path)
+	// TestWorkflowsPinned lints it with actionlint.
+	data, err := os.ReadFile(filepath.Join("github", "ralph-workers.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	linter, err := actionlint.NewLinter(os.Stderr, &actionlint.LinterOptions{Color: actionlint.ColorOptionKindNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs, err := linter.Lint(path, data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range errs {
-		t.Errorf("actionlint: %s", e)
-	}
-
 	var wf struct {
 		Concurrency struct {
 			Group string `json:"group"`
@@ -311,8 +303,27 @@ func TestImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", " git ", "ENTRYPOINT [\"ralph-worker\"]", "COPY deploy/ralph-worker.sh"} {
-		if !strings.Contains(string(docker), want) {
+	text := string(docker)
+	var user string
+	for _, m := range regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllStringSubmatch(text, -1) {
+		user = m[1]
+	}
+	uid, _, _ := strings.Cut(user, ":")
+	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+		t.Errorf("the image's last USER is %q: want a numeric user other than root (Kubernetes' runAsNonRoot checks it)", user)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^FROM\s+(?:--platform=\S+\s+)?(\S+)`).FindAllStringSubmatch(text, -1) {
+		ref := m[1]
+		if ref == "scratch" || !strings.Contains(ref, ":") && !strings.Contains(ref, "@") && strings.HasPrefix(ref, "$") {
+			continue // a stage of this file
+		}
+		if !pinnedImage(ref) {
+			t.Errorf("FROM %s is not pinned to a version", ref)
+		}
+	}
+	for _, want := range []string{"CGO_ENABLED=0", " git ", "ENTRYPOINT [\"ralph-worker\"]", "COPY deploy/ralph-worker.sh",
+		"bubblewrap", "TARGETARCH", "RALPH_SANDBOX_MODE=bwrap", "seccomp=unconfined"} {
+		if !strings.Contains(text, want) {
 			t.Errorf("Dockerfile: no %q", want)
 		}
 	}
@@ -325,4 +336,122 @@ func TestImage(t *testing.T) {
 		t.Fatalf("ralph-worker.sh should run ralph run --worker once: %q", runs)
 	}
 	checkRunArgs(t, "ralph-worker.sh", runs[0])
+}
+
+// pinnedImage says whether an image reference names one version: a digest,
+// or a tag that is neither missing nor latest.
+func pinnedImage(ref string) bool {
+	if strings.Contains(ref, "@sha256:") {
+		return true
+	}
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i:], "/") {
+		return false // no tag: latest
+	}
+	tag := ref[i+1:]
+	return tag != "latest" && tag != "" && !strings.Contains(tag, "$")
+}
+
+func TestKubernetesJobHardened(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("kubernetes", "ralph-workers.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	pod := job.Spec.Template.Spec
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Error("want automountServiceAccountToken: false: the agent runs in the pod and needs no Kubernetes API")
+	}
+	psc := pod.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
+		t.Error("want the pod's securityContext: runAsNonRoot: true and a numeric runAsUser other than 0")
+	}
+	for _, c := range pod.Containers {
+		if !pinnedImage(c.Image) {
+			t.Errorf("container %s: image %q is not pinned (a version tag or a digest, never latest)", c.Name, c.Image)
+		}
+		sc := c.SecurityContext
+		if sc == nil {
+			t.Errorf("container %s: no securityContext", c.Name)
+			continue
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("container %s: want allowPrivilegeEscalation: false", c.Name)
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			t.Errorf("container %s: privileged", c.Name)
+		}
+		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, corev1.Capability("ALL")) || len(sc.Capabilities.Add) > 0 {
+			t.Errorf("container %s: want capabilities: drop [ALL], add none", c.Name)
+		}
+		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+			t.Errorf("container %s: runs as root", c.Name)
+		}
+	}
+}
+
+// usesRE finds the actions a workflow uses, with the reference after @.
+var usesRE = regexp.MustCompile(`(?m)^\s*-?\s*uses:\s*([^@\s]+)@(\S+)`)
+
+// TestWorkflowsPinned lints the recipe and the repository's own workflows
+// with actionlint and checks that each action is pinned by commit.
+func TestWorkflowsPinned(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob(filepath.Join("..", ".github", "workflows", "*.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, filepath.Join("github", "ralph-workers.yml"))
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linter, err := actionlint.NewLinter(os.Stderr, &actionlint.LinterOptions{Color: actionlint.ColorOptionKindNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, err := linter.Lint(path, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range errs {
+			t.Errorf("actionlint: %s", e)
+		}
+		uses := usesRE.FindAllStringSubmatch(string(data), -1)
+		if len(uses) == 0 {
+			t.Errorf("%s uses no action", path)
+		}
+		for _, m := range uses {
+			if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(m[2]) {
+				t.Errorf("%s: %s@%s is not pinned to a commit", path, m[1], m[2])
+			}
+		}
+	}
+}
+
+// TestWorkflowInstallsPinnedRelease: the recipe installs a named release of
+// ralph and checks its checksum, rather than building whatever is latest.
+func TestWorkflowInstallsPinnedRelease(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("github", "ralph-workers.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if strings.Contains(text, "@latest") || strings.Contains(text, "go install") {
+		t.Error("the recipe builds ralph with go install: install a pinned release instead")
+	}
+	if !regexp.MustCompile(`RALPH_VERSION: \d+\.\d+\.\d+`).MatchString(text) {
+		t.Error("want RALPH_VERSION: X.Y.Z, the release the workers run")
+	}
+	for _, want := range []string{"checksums.txt", "sha256sum --check"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the recipe does not check the archive's checksum (no %q)", want)
+		}
+	}
 }

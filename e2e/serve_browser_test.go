@@ -22,7 +22,7 @@ import (
 // The browser tests drive ralph serve's page in a real Chromium, headless,
 // over the DevTools protocol: they run only when RALPH_E2E_CHROMIUM names
 // the browser (Debian's /usr/bin/chromium). RALPH_E2E_SCREENSHOTS, when
-// set, is the directory the screenshots go to (docs/ for the README);
+// set, is the directory the screenshots go to (docs/, for docs/serve.md);
 // otherwise a temporary one.
 
 // serveBins builds ralph and the fake agent (as claude) for one test.

@@ -38,7 +38,7 @@ type Options struct {
 
 // Spec is what ralph knows about one agent: how to build its adapter and
 // the facts the rest of ralph asks about it (doctor, logs, the loop's
-// prompt, the README's agents table). Each adapter file declares its own,
+// prompt, the agents table of docs/agents.md). Each adapter file declares its own,
 // next to its constructor, so that an agent's facts live in one place.
 type Spec struct {
 	// Name is the agent's name in config and history ("claude").

@@ -146,16 +146,16 @@ func TestTranscriptDecoder(t *testing.T) {
 	}
 }
 
-// readmeAgents returns the rows of the README's agents table, by cell.
-func readmeAgents(t *testing.T) [][]string {
+// docAgents returns the rows of docs/agents.md's agents table, by cell.
+func docAgents(t *testing.T) [][]string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/agents.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "\n| agent | argv | prompt | `@file` | decoded |\n|---|---|---|---|---|\n")
 	if !ok {
-		t.Fatal("README.md: no agents table (| agent | argv | prompt | `@file` | decoded |)")
+		t.Fatal("docs/agents.md: no agents table (| agent | argv | prompt | `@file` | decoded |)")
 	}
 	var rows [][]string
 	for line := range strings.Lines(table) {
@@ -164,7 +164,7 @@ func readmeAgents(t *testing.T) [][]string {
 		}
 		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), " | ")
 		if len(cells) != 5 {
-			t.Fatalf("README.md: agents table row with %d cells: %s", len(cells), line)
+			t.Fatalf("docs/agents.md: agents table row with %d cells: %s", len(cells), line)
 		}
 		for i := range cells {
 			cells[i] = strings.TrimSpace(cells[i])
@@ -174,7 +174,7 @@ func readmeAgents(t *testing.T) [][]string {
 	return rows
 }
 
-// documentedArgv writes an adapter's argv the way the README does: the
+// documentedArgv writes an adapter's argv the way docs/agents.md does: the
 // model flag in brackets, the prompt as PROMPT, a file in the scratch
 // directory as FILE.
 func documentedArgv(t *testing.T, a Adapter) string {
@@ -212,21 +212,21 @@ func documentedArgv(t *testing.T, a Adapter) string {
 	return strings.Join(words, " ")
 }
 
-// TestREADMEAgentsTable checks the README's agents table against the
+// TestDocsAgentsTable checks docs/agents.md's agents table against the
 // registry: the same agents in the same order, each with its command
 // line, the variables it sets, how the prompt is passed, whether @file
 // references are left to the CLI, and the command agent's dialects.
-func TestREADMEAgentsTable(t *testing.T) {
+func TestDocsAgentsTable(t *testing.T) {
 	t.Parallel()
 	codeSpanRE := regexp.MustCompile("`([^`]*)`")
 	modelValueRE := regexp.MustCompile(`\[(\S+) [^\]]+\]`) // [-m PROVIDER/MODEL] reads as [-m M]
-	rows := readmeAgents(t)
+	rows := docAgents(t)
 	var names []string
 	for _, r := range rows {
 		names = append(names, strings.Trim(r[0], "`"))
 	}
 	if diff := cmp.Diff(Names(), names); diff != "" {
-		t.Fatalf("README.md agents table (-registry +README):\n%s", diff)
+		t.Fatalf("docs/agents.md agents table (-registry +docs):\n%s", diff)
 	}
 	for i, s := range Specs() {
 		row := rows[i]
@@ -245,21 +245,21 @@ func TestREADMEAgentsTable(t *testing.T) {
 				continue
 			}
 			if got, want := modelValueRE.ReplaceAllString(spans[0][1], "[$1 M]"), documentedArgv(t, a); got != want {
-				t.Errorf("%s: README says\n\t%s\nthe adapter runs\n\t%s", s.Name, got, want)
+				t.Errorf("%s: docs/agents.md says\n\t%s\nthe adapter runs\n\t%s", s.Name, got, want)
 			}
 			inv, _ := a.Invocation(Request{Prompt: "PROMPT"})
 			for _, kv := range inv.EnvSet {
 				if !strings.Contains(row[1], "`"+kv+"`") {
-					t.Errorf("%s: the README does not say it sets %s", s.Name, kv)
+					t.Errorf("%s: docs/agents.md does not say it sets %s", s.Name, kv)
 				}
 			}
 		}
 		inv, _ := a.Invocation(Request{Prompt: "PROMPT"})
 		if want := map[PromptMode]string{PromptStdin: "stdin", PromptArg: "argv"}[inv.Prompt]; !strings.HasPrefix(row[2], want) {
-			t.Errorf("%s: README says the prompt goes in %q, the adapter passes it by %s", s.Name, row[2], inv.Prompt)
+			t.Errorf("%s: docs/agents.md says the prompt goes in %q, the adapter passes it by %s", s.Name, row[2], inv.Prompt)
 		}
 		if want := map[bool]string{true: "read by the CLI", false: "rewritten to a path"}[s.ResolvesFileRefs]; row[3] != want {
-			t.Errorf("%s: README says @file references are %q, want %q", s.Name, row[3], want)
+			t.Errorf("%s: docs/agents.md says @file references are %q, want %q", s.Name, row[3], want)
 		}
 		if s.Custom {
 			var got []string
@@ -267,10 +267,10 @@ func TestREADMEAgentsTable(t *testing.T) {
 				got = append(got, m[1])
 			}
 			if diff := cmp.Diff(dialectNames(), got); diff != "" {
-				t.Errorf("%s: README's output dialects (-agent +README):\n%s", s.Name, diff)
+				t.Errorf("%s: docs/agents.md's output dialects (-agent +docs):\n%s", s.Name, diff)
 			}
 		} else if s.Dialect == "claude-stream-json" && s.Name != "claude" && !strings.Contains(row[4], "Claude-shaped") {
-			t.Errorf("%s: README does not say its output is Claude-shaped: %s", s.Name, row[4])
+			t.Errorf("%s: docs/agents.md does not say its output is Claude-shaped: %s", s.Name, row[4])
 		}
 	}
 }

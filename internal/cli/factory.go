@@ -26,6 +26,7 @@ type IO struct {
 type Factory struct {
 	IO      *IO
 	Environ func() []string
+	Build   BuildInfo // which ralph this is (ralph version)
 	// Global flags.
 	Dir        string
 	ConfigFile string

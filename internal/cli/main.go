@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -50,12 +51,14 @@ func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} 
 // guardian (proc.Guardian): `ralph run` starts it, never a user.
 const guardianCommand = "__guardian"
 
-// Main runs ralph and returns its exit code.
-func Main() int {
+// Main runs ralph and returns its exit code. build is what the linker
+// flags of a release or `make build` said about this binary.
+func Main(build BuildInfo) int {
 	if len(os.Args) == 3 && os.Args[1] == guardianCommand {
 		return guardian(os.Args[2])
 	}
 	f := defaultFactory()
+	f.Build = build.complete(debug.ReadBuildInfo)
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errSilent) {

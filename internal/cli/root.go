@@ -13,9 +13,11 @@ func newRootCmd(f *Factory) *cobra.Command {
 		Long: `ralph runs an AI coding agent (Claude Code, Codex, Gemini CLI, OpenCode, ...)
 in a loop over a plan: one fresh agent process per task, output decoded and
 recorded, each claim checked, each accepted task committed.`,
+		Version:       f.Build.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("ralph {{.Version}}\n")
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -42,6 +44,7 @@ recorded, each claim checked, each accepted task committed.`,
 		newCmdVersion(f),
 		newCmdCompletion(f),
 	)
+	addCompletions(f, root)
 	return root
 }
 

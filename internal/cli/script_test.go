@@ -24,7 +24,7 @@ import (
 // Claude adapter is exercised end to end.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"ralph":     func() { os.Exit(Main()) },
+		"ralph":     func() { os.Exit(Main(BuildInfo{})) },
 		"claude":    func() { os.Exit(fakeagent.Main()) },
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
 		// Codex: the fake agent with "format codex" in its scenario, read

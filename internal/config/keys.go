@@ -14,7 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
-// KeyDoc documents one top-level key, for --help, the README and the
+// KeyDoc documents one top-level key, for --help, docs/configuration.md and the
 // `ralph init` template.
 type KeyDoc struct {
 	Key     string // as written in ralph.toml: max-iterations

@@ -87,6 +87,12 @@ func Formats() []string {
 	return out
 }
 
+// ShortFormatNames are the names --format takes, one per format, in the
+// order of Formats.
+func ShortFormatNames() []string {
+	return []string{"prd", "tasks", "progress", "checklist", "headings", "mdjson"}
+}
+
 // FormatName resolves a format name or alias (prd, tasks, progress,
 // checklist, headings, mdjson, or a full name) to the format's name.
 func FormatName(s string) (string, error) {

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/task"
+)
+
+// Shell completion of values: the agents, plan formats and sandbox modes a
+// flag takes, the task ids of the plan, and plan files. They are attached
+// here, once the command tree is built, by flag name and by the argument
+// names in a command's Use line, so that the commands themselves need not
+// know about completion.
+
+// planFileExts are the extensions of plan files.
+var planFileExts = []string{"json", "md"}
+
+// addCompletions attaches the completions to every command of the tree.
+func addCompletions(f *Factory, root *cobra.Command) {
+	fixed := map[string][]string{
+		"agent":   agent.Names(),
+		"format":  task.ShortFormatNames(),
+		"sandbox": config.SandboxModes(),
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, values := range fixed {
+			if c.Flags().Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		if c.Flags().Lookup("task") != nil {
+			_ = c.RegisterFlagCompletionFunc("task", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+				return taskIDs(f, cmd, "")
+			})
+		}
+		if c.Flags().Lookup("plan") != nil {
+			_ = c.RegisterFlagCompletionFunc("plan", planFiles)
+		}
+		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 {
+			if complete := argCompletion(f, c.Use); complete != nil {
+				c.ValidArgsFunction = complete
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// argCompletion completes a command's arguments by their names in its Use
+// line: ID is a task of the plan, PLAN, IN and OUT plan files.
+func argCompletion(f *Factory, use string) cobra.CompletionFunc {
+	names := strings.Fields(use)[1:]
+	for i, n := range names {
+		names[i] = strings.Trim(n, "[]")
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return n == "ID" || n == "PLAN" || n == "IN" }) {
+		return nil
+	}
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) >= len(names) {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		switch names[len(args)] {
+		case "ID":
+			plan := ""
+			if len(names) > 1 && names[1] == "PLAN" {
+				plan = cmdPlan(cmd)
+			}
+			return taskIDs(f, cmd, plan)
+		case "PLAN", "IN", "OUT":
+			return planFiles(cmd, args, toComplete)
+		}
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+}
+
+// planFiles completes plan files: JSON and markdown.
+func planFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return planFileExts, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// cmdPlan is the plan a command's --plan flag names, if it has one.
+func cmdPlan(cmd *cobra.Command) string {
+	if fl := cmd.Flags().Lookup("plan"); fl != nil {
+		return fl.Value.String()
+	}
+	return ""
+}
+
+// taskIDs completes the ids of the plan's tasks (plan, else the tasks key,
+// else the plan discovery finds), each with its title and status. Nothing
+// when the plan cannot be read: completion never prints an error.
+func taskIDs(f *Factory, cmd *cobra.Command, plan string) ([]string, cobra.ShellCompDirective) {
+	dir, err := f.ProjectDir()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	plan = cmp.Or(plan, cmdPlan(cmd))
+	if plan == "" {
+		if cfg, err := f.Config(dir); err == nil {
+			plan = cfg.Tasks
+		}
+	}
+	if isTrackerPlan(plan) {
+		return nil, cobra.ShellCompDirectiveNoFileComp // no network for a completion
+	}
+	file, err := openPlan(dir, plan)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, t := range file.Plan().Tasks {
+		ids = append(ids, t.ID+"\t"+string(t.Status)+": "+t.Title)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
+}
