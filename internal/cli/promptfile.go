@@ -10,19 +10,11 @@ import (
 // review.prompt), relative to the project dir unless absolute. One in the
 // project, which the agent can write, is read beneath it: a link out
 // (to the user's SSH key, say) is refused and nothing of it reaches a
-// prompt. One the user named outside the project is read where it is.
+// prompt.
 func readPromptFile(dir, name string) ([]byte, error) {
 	path := name
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	root := projectfs.New(dir)
-	if !root.Contains(path) {
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return nil, err
-		}
-		root, path = projectfs.New(filepath.Dir(real)), real
-	}
-	return root.ReadFile(path)
+	return projectfs.ReadNamed(dir, path)
 }

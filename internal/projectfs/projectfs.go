@@ -311,3 +311,18 @@ func openInRoot(dir, rel string, flag int, perm fs.FileMode) (*os.File, error) {
 	defer root.Close()
 	return root.OpenFile(rel, flag, perm)
 }
+
+// ReadNamed reads a file the user named (the plan, a prompt file): beneath
+// project when it is in it, where the agent can write, and otherwise
+// where it is, outside the agent's reach.
+func ReadNamed(project, path string) ([]byte, error) {
+	root := New(project)
+	if !root.Contains(path) {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, err
+		}
+		root, path = New(filepath.Dir(real)), real
+	}
+	return root.ReadFile(path)
+}
