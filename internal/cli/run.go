@@ -468,7 +468,10 @@ func openPlan(dir, configured string) (*task.File, error) {
 	} else if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	return task.Load(path)
+	// The plan stays in the project; a link out of it that is there
+	// before the run is the user's (a shared plan) and is kept to for the
+	// run, while one the agent makes during it is refused.
+	return task.LoadIn(dir, path, true)
 }
 
 // loopOptions maps the config onto the loop's options.
@@ -487,11 +490,7 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Prices: priceTable(cfg), QuotaReserve: cfg.QuotaReserve, QuotaWindows: cfg.QuotaWindows, QuotaAction: cfg.QuotaAction,
 	}
 	if cfg.Prompt != "" {
-		path := cfg.Prompt
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		b, err := os.ReadFile(path)
+		b, err := readPromptFile(dir, cfg.Prompt)
 		if err != nil {
 			return o, fmt.Errorf("--prompt: %w", err)
 		}

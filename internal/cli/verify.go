@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/internal/config"
@@ -21,11 +20,7 @@ func verifyOptions(f *Factory, dir string, cfg config.Config, o *loop.Options) e
 		Timeout: cfg.Review.Timeout.D(), Focus: cfg.Review.Focus, Rounds: cfg.Review.Rounds,
 	}
 	if cfg.Review.Prompt != "" {
-		path := cfg.Review.Prompt
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		b, err := os.ReadFile(path)
+		b, err := readPromptFile(dir, cfg.Review.Prompt)
 		if err != nil {
 			return fmt.Errorf("review.prompt: %w", err)
 		}

@@ -10,33 +10,99 @@
 package durable
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
 )
 
 // WriteFile replaces path with data atomically and durably. An existing
 // file's permissions are kept; a new one gets perm (less the umask). path
 // must not be a symlink the caller wants to keep: resolve it first.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)),
-		renameio.WithPermissions(perm), renameio.WithExistingPermissions())
+	dir, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	defer func() { _ = pf.Cleanup() }() // a no-op once the file is replaced
-	if _, err := pf.Write(data); err != nil {
+	defer dir.Close()
+	return ReplaceAt(dir, filepath.Base(path), data, perm)
+}
+
+// ReplaceAt is WriteFile for the entry name of the open directory dir:
+// a temporary file in dir, fsynced, renamed over name, then dir fsynced.
+// Nothing but dir's own entries is touched: a symlink at name is replaced,
+// not written through, so a caller that has opened dir safely (see
+// projectfs) writes nowhere else.
+func ReplaceAt(dir *os.File, name string, data []byte, perm fs.FileMode) error {
+	if name != filepath.Base(name) || name == "." || name == ".." {
+		return fmt.Errorf("%s: not a name in %s", name, dir.Name())
+	}
+	dfd := int(dir.Fd())
+	keep := false
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		perm, keep = fs.FileMode(st.Mode)&0o777, true
+	}
+	var r [6]byte
+	_, _ = rand.Read(r[:]) // never fails
+	tmp := "." + name + ".tmp-" + hex.EncodeToString(r[:])
+	fd, err := openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: filepath.Join(dir.Name(), tmp), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp))
+	err = writeAll(f, data, perm, keep)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = renameat(dfd, tmp, name)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+		return &fs.PathError{Op: "replace", Path: filepath.Join(dir.Name(), name), Err: err}
+	}
+	return dir.Sync()
+}
+
+// writeAll writes a new temporary file whole and fsyncs it; keep gives it
+// perm exactly, as the file it replaces had it (the umask is not applied
+// twice).
+func writeAll(f *os.File, data []byte, perm fs.FileMode, keep bool) error {
+	if keep {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	// Fsynced, closed and renamed over path.
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return err
+	return f.Sync()
+}
+
+// openat and renameat retry on EINTR, which a signal during a slow file
+// system's call gives.
+func openat(dfd int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dfd, name, flags, perm)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
 	}
-	return syncDir(filepath.Dir(path))
+}
+
+func renameat(dfd int, from, to string) error {
+	for {
+		if err := unix.Renameat(dfd, from, dfd, to); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // Append adds data at the end of path (created with perm when missing) in
@@ -50,25 +116,30 @@ func Append(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
+	created, err := AppendTo(f, data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && created {
+		err = syncDir(filepath.Dir(path)) // its entry must last too
+	}
+	return err
+}
+
+// AppendTo is Append on a file opened for appending: it reports whether
+// the file was empty before (maybe created by the open), in which case
+// the caller fsyncs its directory. It does not close f.
+func AppendTo(f *os.File, data []byte) (wasEmpty bool, err error) {
 	info, err := f.Stat()
 	if err != nil {
-		_ = f.Close()
-		return err
+		return false, err
 	}
 	if _, err := f.Write(data); err != nil {
 		// Part of it may be written (a disk that filled up in the middle).
 		_ = f.Truncate(info.Size())
-		_ = f.Close()
-		return err
+		return false, err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && info.Size() == 0 {
-		err = syncDir(filepath.Dir(path)) // maybe created: its entry must last too
-	}
-	return err
+	return info.Size() == 0, f.Sync()
 }
 
 // syncDir fsyncs a directory, so that the renames and creations in it
@@ -78,7 +149,13 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
+	return SyncClose(d)
+}
+
+// SyncClose fsyncs and closes an open directory (or file), and returns
+// the first error.
+func SyncClose(d *os.File) error {
+	err := d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -180,8 +182,12 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 // nothing has its data written out when it is closed (auto_da_alloc),
 // and the transcript files, made empty ahead of time (preparer), need not
 // wait for that.
+//
+// The store made the run's directory beneath the project; the file is
+// opened beneath that directory, so a link planted in its place is not
+// followed (an iter-002.out linked to ~/.bashrc is not emptied).
 func openEmpty(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := projectfs.New(filepath.Dir(path)).OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -443,7 +444,7 @@ func (p *parallelRun) tree(ctx context.Context, t task.Task) (*worktree, error) 
 	}
 	tr.repo = repo
 	tr.plan = filepath.Join(tr.dir, p.relPlan)
-	if b, err := os.ReadFile(tr.plan); err == nil {
+	if b, err := projectfs.New(tr.dir).ReadFile(tr.plan); err == nil {
 		tr.planBase, tr.planOK = b, true
 	}
 	p.trees[t.ID] = tr
@@ -639,7 +640,7 @@ func (w *worktreePlan) SetStatus(id string, st task.Status) error { return w.mai
 func (w *worktreePlan) Reload() (bool, error)                     { return w.main.Reload() }
 
 func (w *worktreePlan) Modified() (bool, error) {
-	b, err := os.ReadFile(w.tr.plan)
+	b, err := projectfs.New(w.tr.dir).ReadFile(w.tr.plan)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return w.tr.planOK, nil
@@ -663,14 +664,17 @@ func (w *worktreePlan) MergeEdits() (task.Edits, error) {
 }
 
 func (w *worktreePlan) Restore() error {
+	// The agent works in the worktree: its plan copy is read and written
+	// beneath it, never through a link out.
+	root := projectfs.New(w.tr.dir)
 	if !w.tr.planOK {
-		err := os.Remove(w.tr.plan)
+		err := root.Remove(w.tr.plan)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
-	return os.WriteFile(w.tr.plan, w.tr.planBase, 0o644)
+	return root.WriteFile(w.tr.plan, w.tr.planBase, 0o644)
 }
 
 // workerStore is a worker's Store: history and transcripts go to the

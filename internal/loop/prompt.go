@@ -7,6 +7,7 @@ import (
 	"text/template"
 
 	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -61,8 +62,7 @@ func (r *runner) renderPrompt(t task.Task) (string, error) {
 // promptText renders the template, the user's or the embedded one.
 func (r *runner) promptText(t task.Task) (string, error) {
 	p := r.deps.Plan.Plan()
-	progressPath := filepath.Join(r.opts.Dir, state.ProgressFile)
-	patterns, recent, err := prompt.ReadProgress(progressPath, maxProgressBytes)
+	patterns, recent, err := prompt.ReadProgress(projectfs.New(r.opts.Dir), state.ProgressFile, maxProgressBytes)
 	if err != nil {
 		return "", err
 	}

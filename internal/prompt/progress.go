@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 const (
@@ -39,8 +40,12 @@ const (
 // 0 or less): patterns get at most half when there are entries, the newest
 // entries the rest, and text that does not fit is cut on a line boundary
 // and marked. A missing file is no progress, not an error.
-func ReadProgress(path string, maxBytes int) (patterns, recent string, err error) {
-	data, err := os.ReadFile(path)
+//
+// The agent writes the log, so it is read beneath root, the project: a
+// log that leads out of it (a link to the user's SSH key) is an error
+// wrapping projectfs.ErrOutside, and nothing of it reaches the prompt.
+func ReadProgress(root projectfs.Root, name string, maxBytes int) (patterns, recent string, err error) {
+	data, err := root.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", nil
 	}

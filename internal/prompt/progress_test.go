@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // snarktankProgress is a progress.txt as ralph.sh starts it and agents
@@ -63,7 +66,7 @@ func writeProgress(t *testing.T, text string) string {
 
 func TestReadProgressSnarktank(t *testing.T) {
 	t.Parallel()
-	patterns, recent, err := ReadProgress(writeProgress(t, snarktankProgress), 0)
+	patterns, recent, err := readProgress(writeProgress(t, snarktankProgress), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +105,7 @@ func TestReadProgressShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, r, err := ReadProgress(writeProgress(t, tt.text), 0)
+			p, r, err := readProgress(writeProgress(t, tt.text), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,9 +121,9 @@ func TestReadProgressShapes(t *testing.T) {
 
 func TestReadProgressMissing(t *testing.T) {
 	t.Parallel()
-	p, r, err := ReadProgress(filepath.Join(t.TempDir(), "progress.txt"), 100)
+	p, r, err := readProgress(filepath.Join(t.TempDir(), "progress.txt"), 100)
 	if p != "" || r != "" || err != nil {
-		t.Errorf("ReadProgress(missing) = %q, %q, %v; want empty, no error", p, r, err)
+		t.Errorf("readProgress(missing) = %q, %q, %v; want empty, no error", p, r, err)
 	}
 }
 
@@ -137,7 +140,7 @@ func TestReadProgressBounded(t *testing.T) {
 	b.WriteString("\n## newest\n- the last entry\n---\n")
 	path := writeProgress(t, b.String())
 	for _, max := range []int{1, 20, 100, 400, 1000, 5000} {
-		p, r, err := ReadProgress(path, max)
+		p, r, err := readProgress(path, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +160,7 @@ func TestReadProgressBounded(t *testing.T) {
 		}
 	}
 	// Only RecentEntries entries even when more fit.
-	_, r, _ := ReadProgress(path, 1<<20)
+	_, r, _ := readProgress(path, 1<<20)
 	if n := strings.Count(r, "\n---\n") + 1; n != RecentEntries {
 		t.Errorf("%d recent entries, want %d", n, RecentEntries)
 	}
@@ -184,4 +187,30 @@ func FuzzReadProgress(f *testing.F) {
 			t.Fatal("valid UTF-8 in, invalid out")
 		}
 	})
+}
+
+// readProgress is ReadProgress of the file at path, in its directory.
+func readProgress(path string, maxBytes int) (patterns, recent string, err error) {
+	return ReadProgress(projectfs.New(filepath.Dir(path)), path, maxBytes)
+}
+
+// TestReadProgressStaysInProject: a progress log linked to a file outside
+// the project (the user's SSH key) is refused, and none of it is returned.
+func TestReadProgressStaysInProject(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	project, key := filepath.Join(base, "project"), filepath.Join(base, "id_ed25519")
+	if err := os.Mkdir(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("## Codebase Patterns\n- PRIVATE KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, filepath.Join(project, "progress.txt")); err != nil {
+		t.Fatal(err)
+	}
+	p, r, err := ReadProgress(projectfs.New(project), "progress.txt", 0)
+	if !errors.Is(err, projectfs.ErrOutside) || p != "" || r != "" {
+		t.Errorf("ReadProgress(link out) = %q, %q, %v; want nothing and ErrOutside", p, r, err)
+	}
 }

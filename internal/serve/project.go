@@ -172,7 +172,7 @@ func (p *project) plan(st state.State) (*task.Plan, error) {
 		}
 		path = found
 	}
-	f, err := task.Load(path)
+	f, err := task.LoadIn(p.dir, path, true)
 	if err != nil {
 		return nil, err
 	}

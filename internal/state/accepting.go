@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
-
-	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // acceptingPrefix starts the names of the files that record an acceptance
@@ -41,7 +38,7 @@ func (s *Store) Accepting(runID string, ids []string) (bool, error) {
 	}
 	s.Accepted()
 	path := s.path(name)
-	if err := durable.Append(path, nil, 0o644); err != nil {
+	if err := s.fs().Append(path, nil, 0o644); err != nil {
 		return false, fmt.Errorf("record the acceptance: %w", err)
 	}
 	s.mu.Lock()
@@ -58,7 +55,7 @@ func (s *Store) Accepted() {
 	s.accepting = ""
 	s.mu.Unlock()
 	if path != "" {
-		_ = os.Remove(path) // a file left behind names a run that is no longer read
+		_ = s.fs().Remove(path) // a file left behind names a run that is no longer read
 	}
 }
 
@@ -66,13 +63,13 @@ func (s *Store) Accepted() {
 // once it has settled what the last one left (and said so in state.json
 // and history), drops the records of that run.
 func (s *Store) DropAccepting() error {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.fs().ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("drop acceptance records: %w", err)
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), acceptingPrefix) {
-			if err := os.Remove(s.path(e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.fs().Remove(s.path(e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("drop acceptance records: %w", err)
 			}
 		}
@@ -86,7 +83,7 @@ func (s *Store) loadAccepting(st *State) error {
 	if st.RunID == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.fs().ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("read acceptance records: %w", err)
 	}

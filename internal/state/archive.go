@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,7 +54,7 @@ func (s *Store) archiveRun(last string, now time.Time) (*Archived, error) {
 	project := filepath.Dir(s.dir)
 	files := s.lastPlans()
 	progress := filepath.Join(project, ProgressFile)
-	if _, err := os.Stat(progress); err == nil {
+	if _, err := s.fs().Stat(progress); err == nil {
 		files = append(files, progress)
 	}
 	var done *Archived
@@ -63,21 +62,21 @@ func (s *Store) archiveRun(last string, now time.Time) (*Archived, error) {
 		feature := strings.ReplaceAll(strings.TrimPrefix(last, "ralph/"), "/", "-")
 		base := filepath.Join(project, ArchiveDir, now.Format(time.DateOnly)+"-"+feature)
 		folder := base
-		for n := 2; exists(folder); n++ {
+		for n := 2; s.exists(folder); n++ {
 			folder = fmt.Sprintf("%s-%d", base, n)
 		}
-		if err := os.MkdirAll(folder, 0o755); err != nil {
+		if err := s.fs().MkdirAll(folder, 0o755); err != nil {
 			return nil, err
 		}
 		for _, src := range files {
-			if err := copyFile(src, filepath.Join(folder, filepath.Base(src))); err != nil {
+			if err := s.copyFile(src, filepath.Join(folder, filepath.Base(src))); err != nil {
 				return nil, err
 			}
 		}
 		done = &Archived{Branch: last, Folder: folder}
 	}
 	fresh := fmt.Sprintf("# Ralph Progress Log\nStarted: %s\n---\n", now.Format(time.UnixDate))
-	return done, writeFile(progress, []byte(fresh))
+	return done, writeFile(s.fs(), progress, []byte(fresh))
 }
 
 // archived reports whether the repository path p is in one of the archive
@@ -96,10 +95,11 @@ func archived(archiveRel, p string) bool {
 	return err == nil && folder[10] == '-'
 }
 
-func copyFile(src, dst string) error {
-	data, err := os.ReadFile(src)
+// copyFile copies src to dst, both in the project.
+func (s *Store) copyFile(src, dst string) error {
+	data, err := s.fs().ReadFile(src)
 	if err != nil {
 		return err
 	}
-	return writeFile(dst, data)
+	return writeFile(s.fs(), dst, data)
 }

@@ -132,7 +132,7 @@ func TestArchiveWithoutBranch(t *testing.T) {
 		t.Fatalf("Archive = %v, %v", done, err)
 	}
 	for _, name := range []string{LastBranchFile, LastPlanDir} {
-		if exists(filepath.Join(s.Dir(), name)) {
+		if s.exists(filepath.Join(s.Dir(), name)) {
 			t.Errorf("a plan without a branch wrote %s", name)
 		}
 	}
@@ -153,7 +153,7 @@ func TestArchiveNothingToKeep(t *testing.T) {
 	if err != nil || done != nil {
 		t.Fatalf("Archive = %v, %v; want nothing archived", done, err)
 	}
-	if exists(filepath.Join(project, ArchiveDir)) {
+	if s.exists(filepath.Join(project, ArchiveDir)) {
 		t.Error("an empty archive folder was made")
 	}
 	if !strings.HasPrefix(readFileT(t, filepath.Join(project, ProgressFile)), "# Ralph Progress Log") {

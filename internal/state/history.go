@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/ralph-loop/ralph/internal/durable"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
@@ -38,12 +38,12 @@ func (s *Store) AppendHistory(rec Record) error {
 	defer s.mu.Unlock()
 	path := s.path(HistoryFile)
 	if !s.repaired {
-		if err := repairTail(path); err != nil {
+		if err := repairTail(s.fs(), path); err != nil {
 			return fmt.Errorf("append history: repair %s: %w", path, err)
 		}
 		s.repaired = true
 	}
-	if err := durable.Append(path, line, 0o644); err != nil {
+	if err := s.fs().Append(path, line, 0o644); err != nil {
 		return fmt.Errorf("append history: %w", err)
 	}
 	return nil
@@ -51,8 +51,8 @@ func (s *Store) AppendHistory(rec Record) error {
 
 // repairTail makes sure path, if it exists, ends with a newline; see
 // AppendHistory for what happens to an unterminated last line.
-func repairTail(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+func repairTail(root projectfs.Root, path string) error {
+	f, err := root.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -132,7 +132,7 @@ func decodeRecord(line []byte) (Record, error) {
 // that does not decode is an error naming the file and line.
 func (s *Store) History() ([]Record, error) {
 	path := s.path(HistoryFile)
-	f, err := os.Open(path)
+	f, err := s.fs().Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

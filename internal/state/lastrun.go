@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // What a run leaves in .ralph/ for the next one: the plan's branch
@@ -17,7 +18,7 @@ import (
 // LastBranch returns the plan's branch the last run recorded, "" when
 // none did.
 func (s *Store) LastBranch() (string, error) {
-	b, err := os.ReadFile(s.path(LastBranchFile))
+	b, err := s.fs().ReadFile(s.path(LastBranchFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -29,7 +30,7 @@ func (s *Store) LastBranch() (string, error) {
 
 // SaveLastBranch records the plan's branch of this run.
 func (s *Store) SaveLastBranch(branch string) error {
-	if err := writeFile(s.path(LastBranchFile), []byte(branch+"\n")); err != nil {
+	if err := writeFile(s.fs(), s.path(LastBranchFile), []byte(branch+"\n")); err != nil {
 		return fmt.Errorf("last branch: %w", err)
 	}
 	return nil
@@ -40,25 +41,25 @@ func (s *Store) SaveLastBranch(branch string) error {
 // before older ones under another name are removed: a run killed in
 // between leaves one plan too many, never none.
 func (s *Store) SavePlan(planPath string) error {
-	data, err := os.ReadFile(planPath)
+	data, err := projectfs.ReadNamed(filepath.Dir(s.dir), planPath)
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	dir := s.path(LastPlanDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.fs().MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	name := filepath.Base(planPath)
-	if err := writeFile(filepath.Join(dir, name), data); err != nil {
+	if err := writeFile(s.fs(), filepath.Join(dir, name), data); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := s.fs().ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	for _, e := range entries {
 		if e.Name() != name {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			if err := s.fs().RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("save plan: %w", err)
 			}
 		}
@@ -69,7 +70,7 @@ func (s *Store) SavePlan(planPath string) error {
 // lastPlans returns the paths of the plans the last run left.
 func (s *Store) lastPlans() []string {
 	dir := s.path(LastPlanDir)
-	entries, _ := os.ReadDir(dir) // none: nothing to archive
+	entries, _ := s.fs().ReadDir(dir) // none: nothing to archive
 	var paths []string
 	for _, e := range entries {
 		if e.Type().IsRegular() {
@@ -92,10 +93,10 @@ func (s *Store) SaveTree(ctx context.Context, t Snapshotter) error {
 	path := s.path(LastTreeFile)
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		_ = os.Remove(path)
+		_ = s.fs().Remove(path)
 		return fmt.Errorf("last tree: %w", err)
 	}
-	if err := writeFile(path, []byte(snap+"\n")); err != nil {
+	if err := writeFile(s.fs(), path, []byte(snap+"\n")); err != nil {
 		return fmt.Errorf("last tree: %w", err)
 	}
 	return nil
@@ -104,7 +105,7 @@ func (s *Store) SaveTree(ctx context.Context, t Snapshotter) error {
 // asLastRunLeftIt reports whether the working tree is exactly as the last
 // run left it.
 func (s *Store) asLastRunLeftIt(ctx context.Context, t Snapshotter) bool {
-	want, err := os.ReadFile(s.path(LastTreeFile))
+	want, err := s.fs().ReadFile(s.path(LastTreeFile))
 	if err != nil {
 		return false
 	}

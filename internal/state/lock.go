@@ -122,7 +122,7 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 		return nil, fmt.Errorf("lock: invalid pid %d", pid)
 	}
 	path := s.path(LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.fs().OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -147,7 +147,7 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 	}
 	// Earlier versions kept spare files here (.accepting too); the
 	// holder removes them.
-	_ = os.Remove(s.path(".accepting"))
+	_ = s.fs().Remove(s.path(".accepting"))
 	if err := durable.RemoveSpares(s.dir); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -200,7 +200,7 @@ func flockRetry(f *os.File) error {
 // flock, while state.json keeps saying "running". It takes a shared flock
 // for an instant and writes nothing.
 func (s *Store) Held() (bool, error) {
-	f, err := os.Open(s.path(LockFile))
+	f, err := s.fs().Open(s.path(LockFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

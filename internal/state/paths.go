@@ -2,10 +2,9 @@ package state
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // File names inside Dir.
@@ -64,15 +63,20 @@ func RepoPath(root, p string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// writeFile replaces path atomically: a reader, or a run killed halfway,
-// sees the old content or the new, never a part. The temporary file is
-// made beside path so that the rename stays on one file system.
-func writeFile(path string, data []byte) error {
-	return renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(filepath.Dir(path)))
+// writeFile replaces path, beneath root, atomically: a reader, or a run
+// killed halfway, sees the old content or the new, never a part.
+func writeFile(root projectfs.Root, path string, data []byte) error {
+	return root.WriteFile(path, data, 0o644)
 }
 
-// exists reports whether anything is at p.
-func exists(p string) bool {
-	_, err := os.Lstat(p)
+// fs is the door to the store's files: the project, which holds .ralph/.
+// The agent may have planted links in it (an earlier run without a
+// sandbox, or a race), so every name is resolved beneath the project, and
+// .ralph/ itself linked out of it is refused.
+func (s *Store) fs() projectfs.Root { return projectfs.New(filepath.Dir(s.dir)) }
+
+// exists reports whether anything is at p, in the project.
+func (s *Store) exists(p string) bool {
+	_, err := s.fs().Lstat(p)
 	return err == nil
 }

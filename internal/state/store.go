@@ -15,9 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/redact"
-
-	"github.com/ralph-loop/ralph/internal/durable"
 )
 
 // Store is a project's .ralph directory. Its methods are safe for concurrent
@@ -55,19 +54,24 @@ func Open(projectDir string) (*Store, error) {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
 	dir := filepath.Join(abs, Dir)
-	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
+	s := &Store{dir: dir}
+	// The project itself is the user's (the root of the door, not behind it).
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	if err := s.fs().MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
 	// .ralph/ ignores itself, as soon as it exists: a run refused before
 	// it could add .ralph/ to the project's .gitignore (a detached HEAD,
 	// say) must not leave the tree dirty with its lock file.
 	self := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(self); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFile(self, []byte("# ralph's own files: never committed\n*\n")); err != nil {
+	if _, err := s.fs().Lstat(self); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFile(s.fs(), self, []byte("# ralph's own files: never committed\n*\n")); err != nil {
 			return nil, fmt.Errorf("open state: %w", err)
 		}
 	}
-	return &Store{dir: dir}, nil
+	return s, nil
 }
 
 // View returns the store of projectDir for reading only, creating
@@ -101,7 +105,7 @@ func NewRunID(now time.Time) string {
 // State with an empty Tasks map and no error. A corrupt file is an error
 // that names the file, line and column.
 func (s *Store) LoadState() (State, error) {
-	st, err := readState(s.path(StateFile))
+	st, err := readState(s.fs(), s.path(StateFile))
 	if err != nil {
 		return State{}, err
 	}
@@ -115,15 +119,15 @@ func (s *Store) LoadState() (State, error) {
 // server watching projects): projectDir's state.json, without the
 // acceptance records.
 func ReadState(projectDir string) (State, error) {
-	return readState(filepath.Join(projectDir, Dir, StateFile))
+	return readState(projectfs.New(projectDir), filepath.Join(Dir, StateFile))
 }
 
 // readState reads the state.json at path; a missing one is the zero
 // State. Writes replace the file whole (durable.WriteFile), so a read
 // gets one of them.
-func readState(path string) (State, error) {
+func readState(root projectfs.Root, path string) (State, error) {
 	var st State
-	data, err := os.ReadFile(path)
+	data, err := root.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Tasks: map[string]TaskState{}}, nil
 	}
@@ -149,7 +153,7 @@ func (s *Store) SaveState(st State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	data = append(data, '\n')
-	if err := durable.WriteFile(s.path(StateFile), data, 0o644); err != nil {
+	if err := s.fs().WriteFile(s.path(StateFile), data, 0o644); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
@@ -182,7 +186,7 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 		return "", "", err
 	}
 	promptPath, outPath = TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
-	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+	if err := s.fs().MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
 	return promptPath, outPath, nil
@@ -219,10 +223,10 @@ func (s *Store) PrepareIteration(runID string, iteration int) {
 	promptPath, outPath := TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
 	s.ahead.wg.Go(func() {
 		var made []string
-		_ = os.MkdirAll(filepath.Dir(outPath), 0o755)
+		_ = s.fs().MkdirAll(filepath.Dir(outPath), 0o755)
 		for _, p := range []string{promptPath, outPath} {
 			// O_EXCL: never a file that is there already.
-			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			if f, err := s.fs().OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 				_ = f.Close()
 				made = append(made, p)
 			}
@@ -251,8 +255,8 @@ func (s *Store) DropPrepared() {
 	defer s.ahead.mu.Unlock()
 	if !s.ahead.used {
 		for _, p := range s.ahead.made {
-			if info, err := os.Stat(p); err == nil && info.Size() == 0 {
-				_ = os.Remove(p)
+			if info, err := s.fs().Lstat(p); err == nil && info.Size() == 0 {
+				_ = s.fs().Remove(p)
 			}
 		}
 	}

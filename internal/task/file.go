@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ralph-loop/ralph/internal/durable"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // File is a plan file on disk together with the bytes ralph last read or
@@ -22,8 +22,15 @@ import (
 // Plan snapshots are never modified: SetStatus and Reload replace the plan,
 // so a *Plan obtained earlier stays a consistent view.
 type File struct {
-	mu     sync.Mutex
-	path   string
+	mu   sync.Mutex
+	path string
+	// root and name are where the plan is read and written: the project
+	// and the path (links followed only while they stay in the project),
+	// or, for a link out of the project trusted at load, the directory and
+	// name of the file it led to then; pinned is that file ("" for none).
+	root   projectfs.Root
+	name   string
+	pinned string
 	format format
 	mode   fs.FileMode // kept on every write; used if the file must be recreated
 	// cur is what we last read or wrote, as the format read it: its bytes
@@ -36,8 +43,34 @@ type File struct {
 // content and name (see detect); a file in no known format gives an error
 // wrapping ErrUnsupported. Validation problems are *Error values, joined
 // when there are several.
+//
+// The plan stays beneath its own directory, except for a symbolic link
+// out of it that is there now: the caller named the file (see LoadIn).
 func Load(path string) (*File, error) {
-	fh, err := os.Open(path)
+	return LoadIn(filepath.Dir(path), path, true)
+}
+
+// LoadIn is Load for a plan inside project, which is all that its reads
+// and writes may reach: a symbolic link on the way that leads out of the
+// project is refused (an error wrapping projectfs.ErrOutside), unless
+// trustLink is set, as for a shared plan the user linked before the run.
+// Then the file the link leads to now is the plan until the File is
+// dropped, and a link changed during the run to lead elsewhere is an
+// error, not a new plan.
+func LoadIn(project, path string, trustLink bool) (*File, error) {
+	name, err := filepath.Abs(path) // a relative path is the working directory's, not project's
+	if err != nil {
+		return nil, err
+	}
+	root, pinned := projectfs.New(project), ""
+	fh, err := root.Open(name)
+	if errors.Is(err, projectfs.ErrOutside) && trustLink {
+		if pinned, err = filepath.EvalSymlinks(path); err != nil {
+			return nil, err
+		}
+		root, name = projectfs.New(filepath.Dir(pinned)), filepath.Base(pinned)
+		fh, err = root.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -57,16 +90,45 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{path: path, format: fm, mode: info.Mode().Perm(), cur: cur}, nil
+	return &File{path: path, root: root, name: name, pinned: pinned, format: fm, mode: info.Mode().Perm(), cur: cur}, nil
 }
 
-// target is the file a write replaces: the path, or the file a symlink
-// there points to.
-func (f *File) target() string {
-	if resolved, err := filepath.EvalSymlinks(f.path); err == nil {
-		return resolved
+// open opens the plan for reading, where Load found it: beneath the
+// project, or the file a trusted link led to then, as long as the link
+// still leads there.
+func (f *File) open() (*os.File, error) {
+	if err := f.linkMoved(); err != nil {
+		return nil, err
 	}
-	return f.path
+	return f.root.Open(f.name)
+}
+
+// read reads the plan whole, as open finds it.
+func (f *File) read() ([]byte, error) {
+	fh, err := f.open()
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return io.ReadAll(fh)
+}
+
+// linkMoved is an error when the plan was a link out of the project
+// trusted at load and now leads elsewhere (someone replaced it during the
+// run: ralph keeps to the file the user linked).
+func (f *File) linkMoved() error {
+	if f.pinned == "" {
+		return nil
+	}
+	now, err := filepath.EvalSymlinks(f.path)
+	if err == nil && now != f.pinned {
+		return fmt.Errorf("%s led to %s when the run started and leads to %s now: ralph reads and writes only the first; put the link back",
+			f.path, f.pinned, now)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Path returns the path the file was loaded from.
@@ -107,7 +169,7 @@ func (f *File) Modified() (bool, error) {
 // usual answer, is compared as it is read, a chunk at a time, instead of
 // being read whole into memory first.
 func (f *File) disk() (changed bool, data []byte, err error) {
-	fh, err := os.Open(f.path)
+	fh, err := f.open()
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil, nil
 	}
@@ -378,10 +440,14 @@ func isPosition(id string) bool {
 // file beside it, fsynced and renamed over it) and makes
 // next the new baseline. next is a parse of that content, so nothing is
 // written that does not read back. A symlinked plan stays a symlink: the
-// target is replaced. The file's permissions are kept (f.mode, should it
-// be gone).
+// target is replaced, if it is in the project (or is the file a trusted
+// link led to at load). The file's permissions are kept (f.mode, should
+// it be gone).
 func (f *File) write(next parsed) error {
-	if err := durable.WriteFile(f.target(), next.source(), f.mode); err != nil {
+	if err := f.linkMoved(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	if err := f.root.WriteFile(f.name, next.source(), f.mode); err != nil {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	f.cur = next

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 )
 
@@ -109,7 +108,7 @@ func (f *File) MergeEdits() (Edits, error) {
 		}
 		// Write only over the edit that was merged: when the file changed
 		// again meanwhile (an editor saving twice), merge the newer one.
-		if now, err := os.ReadFile(f.path); err == nil && !bytes.Equal(now, data) && try < mergeTries {
+		if now, err := f.read(); err == nil && !bytes.Equal(now, data) && try < mergeTries {
 			continue
 		}
 		if err := f.write(next); err != nil {

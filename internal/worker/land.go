@@ -133,7 +133,8 @@ func (l *Landing) onto(ctx context.Context, id, head, msg string) (string, error
 	if len(conflicts) > 0 {
 		return "", fmt.Errorf("%w in %s", ErrConflict, strings.Join(conflicts, ", "))
 	}
-	f, err := task.Load(filepath.Join(l.Tree.Root, filepath.FromSlash(l.Ledger.Plan)))
+	// The landing tree holds agents' commits: its plan must not lead out.
+	f, err := task.LoadIn(l.Tree.Root, filepath.Join(l.Tree.Root, filepath.FromSlash(l.Ledger.Plan)), false)
 	if err != nil {
 		return "", err
 	}
