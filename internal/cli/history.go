@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/ui"
 )
 
 type historyOptions struct {
@@ -55,7 +56,7 @@ func runHistory(opts *historyOptions) error {
 	if opts.Last > 0 && len(recs) > opts.Last {
 		recs = recs[len(recs)-opts.Last:]
 	}
-	w := opts.f.IO.Out
+	w := ui.TextWriter{W: opts.f.IO.Out} // what the agent wrote, as text
 	if opts.ByTask {
 		return printReceipts(w, receipts(recs), opts.JSON)
 	}

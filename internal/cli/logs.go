@@ -221,7 +221,7 @@ func (v *logView) header(rec state.Record, found bool, st state.State) string {
 		parts = append(parts, rec.TaskID, agentName, string(rec.Outcome))
 	}
 	parts = slices.DeleteFunc(append(parts, "run "+v.runID), func(s string) bool { return s == "" })
-	return "── " + strings.Join(parts, " · ") + " ──"
+	return ui.Text("── " + strings.Join(parts, " · ") + " ──")
 }
 
 // writer returns the transcript writer for the iteration's agent.

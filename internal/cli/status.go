@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/ui"
 )
 
 type statusOptions struct {
@@ -76,7 +77,7 @@ func runStatus(opts *statusOptions) error {
 		}
 		report.Evidence = runEvidence(recs, st.RunID)
 	}
-	w := opts.f.IO.Out
+	w := ui.TextWriter{W: opts.f.IO.Out} // what the agent wrote, as text
 	if opts.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

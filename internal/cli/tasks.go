@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/ui"
 )
 
 type tasksOptions struct {
@@ -350,7 +351,7 @@ func printJSON(w io.Writer, v any) error {
 
 func tasksList(opts *tasksOptions, env *tasksEnv) error {
 	p := env.file.Plan()
-	w := opts.f.IO.Out
+	w := ui.TextWriter{W: opts.f.IO.Out} // what the agent wrote, as text
 	if opts.JSON {
 		out := planJSON{Plan: env.rel(), Format: p.Format, Tasks: []taskJSON{}}
 		for _, t := range p.Tasks {
@@ -419,7 +420,7 @@ func tasksNext(opts *tasksOptions, env *tasksEnv) error {
 }
 
 func showTask(opts *tasksOptions, env *tasksEnv, t task.Task) error {
-	w := opts.f.IO.Out
+	w := ui.TextWriter{W: opts.f.IO.Out} // what the agent wrote, as text
 	if opts.JSON {
 		return printJSON(w, env.detail(t))
 	}
@@ -497,7 +498,7 @@ func tasksSet(opts *tasksOptions, env *tasksEnv, st task.Status) error {
 		env.st = cur
 	}
 	after, _ := env.file.Plan().Task(before.ID)
-	w := opts.f.IO.Out
+	w := ui.TextWriter{W: opts.f.IO.Out} // what the agent wrote, as text
 	if opts.JSON {
 		return printJSON(w, env.detail(after))
 	}
@@ -524,6 +525,6 @@ func tasksAdd(opts *tasksOptions, env *tasksEnv) error {
 	if opts.JSON {
 		return printJSON(opts.f.IO.Out, env.detail(t))
 	}
-	_, err = fmt.Fprintf(opts.f.IO.Out, "added %s: %s\n", t.ID, t.Title)
+	_, err = fmt.Fprintf(ui.TextWriter{W: opts.f.IO.Out}, "added %s: %s\n", t.ID, t.Title)
 	return err
 }

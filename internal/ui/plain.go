@@ -48,6 +48,7 @@ func (p *Plain) color(code, s string) string {
 
 // Handle writes the lines for one event.
 func (p *Plain) Handle(e loop.Event) {
+	e = TextEvent(e) // text, never commands, to the terminal
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e.Worker > 0 {

@@ -124,6 +124,8 @@ func (p *transcriptPrinter) printf(format string, args ...any) {
 func (p *transcriptPrinter) note(s string) { p.printf("%s\n", p.pal.dim(s)) }
 
 func (p *transcriptPrinter) event(e agent.Event) {
+	// Text, never commands, to the terminal.
+	e.Text, e.Tool, e.ToolInput = Text(e.Text), Text(e.Tool), Text(e.ToolInput)
 	switch e.Kind {
 	case agent.EventText:
 		p.last = strings.TrimSpace(e.Text)
@@ -208,7 +210,7 @@ func (p *transcriptPrinter) summary(r agent.Result) {
 		if kind == "" {
 			kind = "error"
 		}
-		p.printf("%s\n", p.pal.red(fmt.Sprintf("── %s: %s", kind, oneLine(r.ErrorText, 300))))
+		p.printf("%s\n", p.pal.red(fmt.Sprintf("── %s: %s", Text(kind), oneLine(Text(r.ErrorText), 300))))
 	}
 }
 

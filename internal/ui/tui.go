@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +71,10 @@ type TUI struct {
 
 // NewTUI starts the TUI on the terminal.
 func NewTUI(opts TUIOptions) *TUI {
+	opts.Tasks = slices.Clone(opts.Tasks)
+	for i := range opts.Tasks { // the plan's titles are the agent's to write
+		opts.Tasks[i].ID, opts.Tasks[i].Title = Text(opts.Tasks[i].ID), Text(opts.Tasks[i].Title)
+	}
 	t := &TUI{in: newInbox(), done: make(chan struct{}), opts: opts}
 	mo := modelOptions{
 		plan: opts.Plan, agent: opts.Agent, model: opts.Model, color: opts.Color,
@@ -123,6 +128,7 @@ func (t *TUI) summaryOut() io.Writer {
 
 // Handle queues an event for the next frame; it never blocks.
 func (t *TUI) Handle(e loop.Event) {
+	e = TextEvent(e) // text, never commands, to the terminal
 	t.mu.Lock()
 	if e.Kind == loop.EventRunEnded {
 		ev := e
