@@ -270,7 +270,7 @@ func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
 func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string, cfg config.Config) {
 	const section = "sandbox"
 	mode := cfg.Sandbox.Mode
-	c, err := sandbox.Choose(ctx, mode, sandboxPolicy(cfg, dir, vcs.ConfigFiles(ctx, dir, f.Environ())), f.Environ())
+	c, err := sandbox.Choose(ctx, mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	var se *sandbox.Error
 	switch {
 	case errors.As(err, &se):
