@@ -114,7 +114,8 @@ func (f *Factory) Config(dir string) (config.Config, error) {
 
 // ConfigUnapproved loads the layered configuration whether or not the
 // user approved the project's file: only for commands that read what a
-// run left (status, tasks, logs) and run nothing it says.
+// run left (status, tasks, logs), run nothing it says and read no
+// prompt file.
 func (f *Factory) ConfigUnapproved(dir string) (config.Config, error) {
 	return f.loadConfig(dir, nil)
 }

@@ -233,7 +233,8 @@ func isUntrusted(err error) (*untrustedError, bool) {
 }
 
 // loadConfig loads the layered configuration for the project in dir;
-// approve, when set, is asked about the project file.
+// approve, when set, is asked about the project file, and the files the
+// project file names for ralph to read must be in the project.
 func (f *Factory) loadConfig(dir string, approve func(string, []byte) error) (config.Config, error) {
 	env := f.Environ()
 	opts := config.LoadOptions{
@@ -241,7 +242,9 @@ func (f *Factory) loadConfig(dir string, approve func(string, []byte) error) (co
 		ProjectFile: filepath.Join(dir, "ralph.toml"),
 		Environ:     env,
 		Approve:     approve,
-		ProjectDir:  dir,
+	}
+	if approve != nil {
+		opts.ProjectDir = dir
 	}
 	if f.ConfigFile != "" {
 		opts.ProjectFile = f.ConfigFile
