@@ -22,4 +22,7 @@ else
 	git clone --quiet "$REPO_URL" "$dir"
 fi
 cd "$dir"
+# Nobody is here to approve the clone's ralph.toml (ralph trust): use it as
+# committed (docs/trust.md says what that trusts). RALPH_TRUST=0 refuses.
+export RALPH_TRUST="${RALPH_TRUST:-1}"
 exec ralph run --worker --no-tui "$@"

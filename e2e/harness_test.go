@@ -194,6 +194,9 @@ func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Tu
 		"NO_PROXY=127.0.0.1,localhost",
 		"no_proxy=127.0.0.1,localhost",
 		"GIT_CONFIG_NOSYSTEM=1",
+		// The ralph.toml the harness writes is the user's, vouched for
+		// as CI does (ralph trust).
+		"RALPH_TRUST=1",
 		"GIT_AUTHOR_NAME=ralph e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
 		"GIT_COMMITTER_NAME=ralph e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
 		"RALPH_E2E_RUN=" + p.runID,

@@ -160,9 +160,20 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 }
 
 // doctorConfig loads and validates the config; on failure the checks go on
-// with the defaults.
+// with the defaults. A project file the user has not approved is a
+// failure, and the checks go on without it: they run agents and reach
+// GitHub as the config says.
 func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool) {
+	files := []string{config.UserFile(f.Environ()), filepath.Join(dir, "ralph.toml")}
+	if f.ConfigFile != "" {
+		files[1] = f.ConfigFile
+	}
 	cfg, err := f.Config(dir)
+	if u, ok := isUntrusted(err); ok {
+		r.add(u.problem.section, u.problem.name, checkFail, u.problem.detail, u.problem.fix)
+		files = files[:1]
+		cfg, err = config.Load(config.LoadOptions{UserFile: files[0], Environ: f.Environ()})
+	}
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -172,10 +183,6 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 	}
 	var source strings.Builder
 	source.WriteString("defaults")
-	files := []string{config.UserFile(f.Environ()), filepath.Join(dir, "ralph.toml")}
-	if f.ConfigFile != "" {
-		files[1] = f.ConfigFile
-	}
 	for _, file := range files {
 		if file != "" && fileExists(file) {
 			source.WriteString(" < " + file)
@@ -263,7 +270,7 @@ func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
 func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string, cfg config.Config) {
 	const section = "sandbox"
 	mode := cfg.Sandbox.Mode
-	c, err := sandbox.Choose(ctx, mode, sandboxPolicy(cfg, dir, vcs.ConfigFiles(ctx, dir, f.Environ())), f.Environ())
+	c, err := sandbox.Choose(ctx, mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	var se *sandbox.Error
 	switch {
 	case errors.As(err, &se):

@@ -31,6 +31,11 @@ type Factory struct {
 	Dir        string
 	ConfigFile string
 	Debug      bool
+	// Trust (--trust) uses the project's configuration file as it is,
+	// for this invocation only, as RALPH_TRUST=1 does (trust.go).
+	Trust bool
+	// approved are the configuration contents this invocation obeys.
+	approved approvals
 	// agents are the process groups of the running agents (several with
 	// --parallel), for a forced exit on the second Ctrl-C.
 	agents agentGroups
@@ -101,17 +106,17 @@ func (f *Factory) ProjectDir() (string, error) {
 	return abs, nil
 }
 
-// Config loads the layered configuration for the project directory.
+// Config loads the layered configuration for the project directory, for
+// a command that obeys it: a project configuration file the user has not
+// approved stops it (trust.go).
 func (f *Factory) Config(dir string) (config.Config, error) {
-	env := f.Environ()
-	opts := config.LoadOptions{
-		UserFile:    config.UserFile(env),
-		ProjectFile: filepath.Join(dir, "ralph.toml"),
-		Environ:     env,
-	}
-	if f.ConfigFile != "" {
-		opts.ProjectFile = f.ConfigFile
-		opts.ProjectFileRequired = true
-	}
-	return config.Load(opts)
+	return f.loadConfig(dir, f.approve)
+}
+
+// ConfigUnapproved loads the layered configuration whether or not the
+// user approved the project's file: only for commands that read what a
+// run left (status, tasks, logs), run nothing it says and read no
+// prompt file.
+func (f *Factory) ConfigUnapproved(dir string) (config.Config, error) {
+	return f.loadConfig(dir, nil)
 }

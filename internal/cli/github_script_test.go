@@ -34,12 +34,17 @@ func TestGitHubScripts(t *testing.T) {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
+			if err := stateHome(env); err != nil {
+				return err
+			}
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
 			for k, v := range gittest.Vars(work) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("RALPH_SANDBOX_MODE", "none")
+			// The scripts write the ralph.toml they are about (trust.go).
+			env.Setenv("RALPH_TRUST", "1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

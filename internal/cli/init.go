@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -125,6 +126,12 @@ func runInit(opts *initOptions) error {
 			for _, c := range checks {
 				fmt.Fprintf(opts.f.IO.Out, "  gate: %s (%s)\n", c.Command, c.Why)
 			}
+			// What ralph wrote is what the user asked for; a later
+			// change takes effect once they approve it.
+			if _, err := opts.f.trustStore().Approve(filepath.Join(dir, f.name), []byte(f.body), time.Now()); err != nil {
+				return fmt.Errorf("trust ralph.toml: %w", err)
+			}
+			fmt.Fprintln(opts.f.IO.Out, "  trusted: after you edit it, run ralph trust (ralph obeys it only at content you approved)")
 		}
 	}
 	if changed, err := state.EnsureGitignore(dir); err != nil {

@@ -110,7 +110,8 @@ func newKillProject(t *testing.T) *killProject {
 	k := &killProject{home: home, dir: filepath.Join(home, "project"), seen: map[string]int{}}
 	k.env = append(gittest.Env(home), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"FAKEAGENT_SCRIPT="+filepath.Join(home, "scenario"), "NO_COLOR=1",
-		"RALPH_SANDBOX_MODE=none") // the fake agent reads variables a sandbox drops
+		"RALPH_SANDBOX_MODE=none", // the fake agent reads variables a sandbox drops
+		"RALPH_TRUST=1")           // the ralph.toml written here is the user's
 	if err := os.WriteFile(filepath.Join(home, "scenario"), []byte(killScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}

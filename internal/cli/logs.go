@@ -101,7 +101,7 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 	defer func() { _ = out.Flush() }()
 	v := &logView{dir: dir, store: store, w: out,
 		color: opts.f.IO.TTY && getenv(opts.f.Environ(), "NO_COLOR") == ""}
-	if cfg, err := opts.f.Config(dir); err == nil {
+	if cfg, err := opts.f.ConfigUnapproved(dir); err == nil {
 		// Only the command agent's output dialect is read from it; a broken
 		// config must not hide the logs.
 		v.agents = cfg.Agents

@@ -25,6 +25,7 @@ recorded, each claim checked, each accepted task committed.`,
 	pf.StringVarP(&f.Dir, "dir", "C", "", "act as if started in `DIR`")
 	pf.StringVar(&f.ConfigFile, "config", "", "read settings from `FILE` instead of ./ralph.toml")
 	pf.BoolVar(&f.Debug, "debug", false, "log debug detail to .ralph/ralph.log")
+	pf.BoolVar(&f.Trust, "trust", false, "use ralph.toml (or --config FILE) as it is, unapproved, this once (CI); see ralph trust")
 
 	root.AddCommand(
 		newCmdRun(f, nil),
@@ -36,6 +37,7 @@ recorded, each claim checked, each accepted task committed.`,
 		newCmdConvert(f, nil),
 		newCmdPlan(f, nil),
 		newCmdDoctor(f, nil),
+		newCmdTrust(f, nil),
 		newCmdPR(f, nil),
 		newCmdLogs(f, nil),
 		newCmdServe(f, nil),

@@ -17,8 +17,9 @@ func testFactory(t *testing.T, dir string, env ...string) (*Factory, *bytes.Buff
 	t.Helper()
 	var out, errOut bytes.Buffer
 	f := &Factory{
-		IO:      &IO{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut},
-		Environ: func() []string { return append([]string{"HOME=" + dir}, env...) },
+		IO: &IO{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut},
+		// RALPH_TRUST: the ralph.toml these tests write is the user's.
+		Environ: func() []string { return append([]string{"HOME=" + dir, "RALPH_TRUST=1"}, env...) },
 		Dir:     dir,
 	}
 	return f, &out, &errOut

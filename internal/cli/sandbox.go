@@ -24,7 +24,7 @@ type runSandbox struct {
 // explicit one that cannot work here is an error, before any agent runs;
 // auto without one that works is none, with the reason.
 func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir string) (runSandbox, error) {
-	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, sandboxPolicy(cfg, dir, vcs.ConfigFiles(ctx, dir, f.Environ())), f.Environ())
+	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	if err != nil {
 		return runSandbox{}, fmt.Errorf("--sandbox %s: %w", cfg.Sandbox.Mode, err)
 	}
@@ -32,13 +32,14 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 }
 
 // sandboxPolicy is what a child of a run in dir may reach: the project
-// (its state and gitFiles read-only: ralph reads the one, and its own git,
-// outside the sandbox, obeys the git configuration and runs the hooks
-// among the others: vcs.ConfigFiles), the git directory its commits and
-// worktrees need, the [sandbox] paths and variables.
-func sandboxPolicy(cfg config.Config, dir string, gitFiles []string) sandbox.Policy {
+// (its state, ralph's own files and git's read-only: ralph reads the
+// first two for itself, and its own git, outside the sandbox, obeys the
+// git configuration and runs the hooks: vcs.ConfigFiles), the git
+// directory its commits and worktrees need, the [sandbox] paths and
+// variables.
+func (f *Factory) sandboxPolicy(ctx context.Context, cfg config.Config, dir string) sandbox.Policy {
 	gitDir := vcs.CommonDir(dir)
-	readOnly := append([]string{filepath.Join(dir, state.Dir)}, gitFiles...)
+	readOnly := slices.Concat([]string{filepath.Join(dir, state.Dir)}, f.ralphFiles(cfg, dir), vcs.ConfigFiles(ctx, dir, f.Environ()))
 	return sandbox.Policy{
 		Project:   dir,
 		Worktrees: filepath.Join(dir, state.Dir, state.WorktreesDir),
@@ -49,6 +50,39 @@ func sandboxPolicy(cfg config.Config, dir string, gitFiles []string) sandbox.Pol
 		Env:       cfg.Sandbox.Env,
 		Network:   cfg.Sandbox.Network,
 	}
+}
+
+// ralphFiles are the files ralph reads for itself, read-only to every
+// child, so that what takes effect at the next run is what the user
+// wrote: the project's ralph.toml (an absent one cannot be bound; the
+// next run asks for approval of one the agent makes), the --config file,
+// the prompt files, and, outside the project, the user's config file and
+// the trust store (the sandbox lets the agent write neither unless
+// sandbox.allow-write reaches them; then these stay read-only).
+func (f *Factory) ralphFiles(cfg config.Config, dir string) []string {
+	files := []string{filepath.Join(dir, "ralph.toml"), cfg.Prompt, cfg.Review.Prompt}
+	if f.ConfigFile != "" {
+		if abs, err := filepath.Abs(f.ConfigFile); err == nil {
+			files = append(files, abs)
+		}
+	}
+	if u := config.UserFile(f.Environ()); u != "" {
+		files = append(files, u)
+	}
+	if d := f.trustStore().Dir; d != "" {
+		files = append(files, d)
+	}
+	var out []string
+	for _, p := range files {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p) // as the run reads it
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // agent is the sandbox of the named agent: the run's, with the agent's

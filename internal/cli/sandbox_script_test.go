@@ -56,6 +56,9 @@ func TestSandboxScripts(t *testing.T) {
 			// Secrets a sandboxed agent must not see.
 			env.Setenv("GITHUB_TOKEN", "ghp_sandbox_test_secret")
 			env.Setenv("AWS_SECRET_ACCESS_KEY", "aws_sandbox_test_secret")
+			// The scripts write the ralph.toml they run with; those about
+			// trust unset this and approve it as a user does.
+			env.Setenv("RALPH_TRUST", "1")
 			// Marks every process of the script's runs, for noprocs.
 			env.Setenv("SANDBOX_RUN", strconv.FormatInt(time.Now().UnixNano(), 36)+filepath.Base(work))
 			return nil

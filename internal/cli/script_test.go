@@ -52,6 +52,9 @@ func TestScripts(t *testing.T) {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
+			if err := stateHome(env); err != nil {
+				return err
+			}
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
 			env.Setenv("FAKEREVIEWER_SCRIPT", filepath.Join(work, "review"))
 			// Git with a fixed identity and no global config.
@@ -66,10 +69,28 @@ func TestScripts(t *testing.T) {
 			// fake agent reads its scenario through variables a sandbox
 			// drops (testdata/sandbox has the sandbox's own scripts).
 			env.Setenv("RALPH_SANDBOX_MODE", "none")
+			// They write the ralph.toml they run with, as the user would,
+			// and are about what it does: each run vouches for it
+			// (--trust). The trust_*.txtar scripts unset it and go
+			// through ralph init and ralph trust.
+			env.Setenv("RALPH_TRUST", "1")
 			return nil
 		},
 		Cmds: scriptCmds(),
 	})
+}
+
+// stateHome gives a script an XDG_STATE_HOME (where the trust store is)
+// beside its work directory: HOME is the project in these scripts, and
+// the store is outside the project, as it is for a user.
+func stateHome(env *testscript.Env) error {
+	dir := env.WorkDir + "-state"
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	env.Defer(func() { _ = os.RemoveAll(dir) })
+	env.Setenv("XDG_STATE_HOME", dir)
+	return nil
 }
 
 // goCache is the go build cache of the user running the tests, or one in

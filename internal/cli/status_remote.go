@@ -19,7 +19,7 @@ func runRemoteStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.f.Config(dir)
+	cfg, err := opts.f.ConfigUnapproved(dir)
 	if err != nil {
 		return err
 	}

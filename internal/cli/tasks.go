@@ -243,7 +243,17 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 		return nil, err
 	}
 	if configured == "" || isTrackerPlan(configured) {
-		cfg, err := opts.f.Config(dir)
+		// Reading and marking a plan file obeys nothing the config says
+		// but where the plan is; a github: plan sends the token where the
+		// config says, which only an approved config may say.
+		load := opts.f.ConfigUnapproved
+		if isTrackerPlan(configured) {
+			load = opts.f.Config
+		}
+		cfg, err := load(dir)
+		if err == nil && !isTrackerPlan(configured) && isTrackerPlan(cfg.Tasks) {
+			cfg, err = opts.f.Config(dir)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
@@ -45,6 +46,22 @@ func guardPaths(root string, files []string) []string {
 		}
 		if rel, err := state.RepoPath(root, p); err == nil {
 			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// loopOwnFiles are those of files (absolute) that are in the project dir
+// and the repository at root, as the loop puts them back (loop.OwnFile).
+func loopOwnFiles(root, dir string, files []string) []loop.OwnFile {
+	var out []loop.OwnFile
+	for _, p := range files {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if repo, err := state.RepoPath(root, p); err == nil {
+			out = append(out, loop.OwnFile{Repo: repo, Dir: rel})
 		}
 	}
 	return out

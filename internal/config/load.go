@@ -28,6 +28,15 @@ type LoadOptions struct {
 	// Environ is the environment, as os.Environ returns it. Later entries
 	// win over earlier ones.
 	Environ []string
+	// Approve, when set, is asked about the project file's content
+	// before any of it is applied; its error stops Load and is returned
+	// as it is. The agent ralph runs can write the project file: ralph
+	// obeys it only at content the user approved (package trust).
+	Approve func(path string, data []byte) error
+	// ProjectDir, when set, is the project: the files the project file
+	// names for ralph to read for itself (prompt, review.prompt) must be
+	// in it, symlinks followed.
+	ProjectDir string
 }
 
 // Load layers the settings: Defaults, then the user file, then the project
@@ -58,7 +67,16 @@ func Load(opts LoadOptions) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
-		errs = append(errs, c.applyFile(file.path, data)...)
+		if file.path == opts.ProjectFile && opts.Approve != nil {
+			if err := opts.Approve(file.path, data); err != nil {
+				return Config{}, err
+			}
+		}
+		fileErrs := c.applyFile(file.path, data)
+		if len(fileErrs) == 0 && file.path == opts.ProjectFile && opts.ProjectDir != "" {
+			fileErrs = confined(file.path, data, opts.ProjectDir)
+		}
+		errs = append(errs, fileErrs...)
 	}
 	errs = append(errs, c.applyEnv(opts.Environ)...)
 	if err := errs.err(); err != nil {

@@ -83,6 +83,10 @@ type Options struct {
 	// watches as gate configuration (nil: ralph.toml).
 	Guard            string
 	GuardConfigFiles []string
+	// OwnFiles are ralph's own files in the project (its configuration,
+	// the prompt files): a claim that changes them gets them put back
+	// as the task started (own.go).
+	OwnFiles []OwnFile
 	// Review configures the reviewers (review.go).
 	Review ReviewOptions
 	// Sandbox is the sandbox the agents, reviewers and gates run in, as

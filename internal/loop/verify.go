@@ -339,7 +339,11 @@ func (r *runner) verify(ctx context.Context, c *classified, t task.Task, ids []s
 	if r.deps.Trees != nil {
 		cl = r.readClaim(ctx, t, ids)
 	}
-	if cl.looked {
+	// The guard still reads the diff with them (a strict guard rejects
+	// the claim); settle looks again at the tree they were put back in.
+	if r.putBackOwn(ctx, cl) {
+		c.look = nil
+	} else if cl.looked {
 		c.look = cl
 	}
 	report, reject := r.runGuard(ctx, c, tasks, cl)
