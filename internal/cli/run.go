@@ -27,6 +27,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/tracker"
 	"github.com/ralph-loop/ralph/internal/ui"
+	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
 type runOptions struct {
@@ -322,6 +323,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	pre, err := prerun(ctx, opts.f, dir, cfg, plan, crashed, opts.inWorktree)
 	if err != nil {
 		return err
+	}
+	if g, ok := pre.repo.(*vcs.Git); ok {
+		// The hooks ralph's commits run are as confined as the agent: they
+		// may run project code it wrote.
+		g.Hooks = sb.gates()
 	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // Git is a git working tree.
@@ -40,6 +42,11 @@ type Git struct {
 	Root string
 	// Env is the environment git runs with (nil: inherit).
 	Env []string
+	// Hooks, when set, is the sandbox ralph's commits run in: the hooks a
+	// commit runs (pre-commit, commit-msg, ...) may run project code the
+	// agent wrote (npx lint-staged, a Makefile target), so they run as
+	// confined as the agent. Nil runs them as ralph.
+	Hooks proc.Wrapper
 
 	// bin is the git executable, an absolute path found before any agent
 	// ran and never in the project (gitOutside).
@@ -47,8 +54,9 @@ type Git struct {
 	// gitDir and commonDir are the git directory (per worktree) and the
 	// one its worktrees share; realIndex is the user's index.
 	gitDir, commonDir, realIndex string
-	// index is ralph's own index (absolute).
-	index string
+	// index is ralph's own index (absolute), project the directory Open
+	// was given (where a sandboxed commit starts: the sandbox's project).
+	index, project string
 	// commonFile is the git directory's commondir file as Open found it,
 	// commonFileExists whether there was one (checkCommonDir).
 	commonFile       string
@@ -81,7 +89,7 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Git{Root: dir, Env: env, bin: bin}
+	g := &Git{Root: dir, Env: env, bin: bin, project: absIn(dir, ".")}
 	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
@@ -313,7 +321,7 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 		return "", err
 	}
 	// The summary line is read in English.
-	out, err := g.run(ctx, []string{"LC_ALL=C", "LANGUAGE="}, "-c", "core.abbrev=40", "commit", "-m", message)
+	out, err := g.commit(ctx, []string{"LC_ALL=C", "LANGUAGE="}, "-c", "core.abbrev=40", "commit", "-m", message)
 	if err != nil {
 		if !g.stagedChanges(ctx) {
 			return "", nil // nothing to commit, or what changed was changed back

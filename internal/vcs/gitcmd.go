@@ -104,6 +104,20 @@ func (g *Git) run(ctx context.Context, env []string, args ...string) (string, er
 // contents need not be text); a failure is a *CmdError carrying git's
 // stderr.
 func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+	return g.exec(ctx, nil, env, stdin, args...)
+}
+
+// commit runs a git command that runs hooks (git commit) in g.Hooks, the
+// sandbox, when there is one: from the project's directory (the sandbox's
+// working directory must be in it), with the variables that say where
+// the repository is let in.
+func (g *Git) commit(ctx context.Context, env []string, args ...string) (string, error) {
+	out, err := g.exec(ctx, g.Hooks, env, nil, args...)
+	return string(out), err
+}
+
+// exec runs one git command, in sandbox when it is not nil.
+func (g *Git) exec(ctx context.Context, sandbox proc.Wrapper, env []string, stdin []byte, args ...string) ([]byte, error) {
 	if g.bin == "" {
 		return nil, errors.New("git: not opened (vcs.Open)")
 	}
@@ -122,6 +136,12 @@ func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...st
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
+	if sandbox != nil {
+		if p, ok := sandbox.(passer); ok {
+			sandbox = p.Passing([]string{"GIT_DIR", "GIT_WORK_TREE", "LC_ALL", "LANGUAGE"})
+		}
+		c.Sandbox, c.Dir = sandbox, g.project
+	}
 	res, err := proc.Run(ctx, c)
 	if err == nil {
 		err = res.Err()
@@ -135,6 +155,12 @@ func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...st
 			Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// passer is a sandbox that lets in variables a command sets itself
+// (sandbox.Box): git must know where the repository is.
+type passer interface {
+	Passing(names []string) proc.Wrapper
 }
 
 // environ is git's environment: g.Env (or ralph's), the directories Open

@@ -18,8 +18,13 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 	if _, err := g.run(ctx, nil, "worktree", "add", "-q", "-b", branch, dir, "HEAD"); err != nil {
 		return nil, err
 	}
-	// Open learns the worktree's own git directory and index.
-	return Open(ctx, dir, g.Env)
+	// Open learns the worktree's own git directory and index; its commits
+	// run their hooks in the same sandbox.
+	wt, err := Open(ctx, dir, g.Env)
+	if wt != nil {
+		wt.Hooks = g.Hooks
+	}
+	return wt, err
 }
 
 // RemoveWorktree removes the worktree at dir with whatever it holds, and
