@@ -274,7 +274,10 @@ func TestServeBrowser(t *testing.T) {
 	beta := e.project("beta", []string{"Write the README"}, "say Writing it\ntool Write README.md\nusage 500 100\ncost 0.002\nfinal <promise>TASK_DONE</promise>")
 	e.cmd(beta, "ralph", "run", "--no-tui").run()
 
-	base := e.serve(alpha, beta, "--addr", "127.0.0.1:0")
+	// The address printed carries the control token: the page takes it,
+	// the API's reads need none on loopback.
+	page := e.serve(alpha, beta, "--addr", "127.0.0.1:0")
+	base, _, _ := strings.Cut(page, "?")
 	e.cmd(alpha, "ralph", "run", "--no-tui").start()
 	alphaID, betaID := runID(t, base, alpha), runID(t, base, beta)
 	card := func(id string) string { return `section.run[data-run="` + id + `"]` }
@@ -282,7 +285,7 @@ func TestServeBrowser(t *testing.T) {
 		return fmt.Sprintf(`!!document.querySelector('%s li[data-task="%s"][data-status="%s"]')`, card(id), tid, status)
 	}
 
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base))
+	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(page))
 	waitFor(t, ctx, "both projects", `document.querySelectorAll('section.run').length === 2`)
 	waitFor(t, ctx, "beta done", task(betaID, "US-001", "done"))
 	waitFor(t, ctx, "US-001 running live", task(alphaID, "US-001", "running"))

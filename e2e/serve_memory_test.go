@@ -55,7 +55,7 @@ func TestServeMemory(t *testing.T) {
 		write(t, filepath.Join(dir, ".ralph", "state.json"), st)
 		dirs = append(dirs, dir)
 	}
-	base := e.serve(append(dirs, "--addr", "127.0.0.1:0")...)
+	base, _, _ := strings.Cut(e.serve(append(dirs, "--addr", "127.0.0.1:0")...), "?")
 	pid := servePID(t)
 	var ids []string
 	var body struct{ Runs []struct{ ID string } }

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/sandbox"
+	"github.com/ralph-loop/ralph/internal/serve"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
@@ -46,9 +47,11 @@ func (f *Factory) sandboxPolicy(ctx context.Context, cfg config.Config, dir stri
 		GitDir:    gitDir,
 		ReadOnly:  readOnly,
 		Writable:  cfg.Sandbox.AllowWrite,
-		Hidden:    slices.Concat(sandbox.DefaultHidden(), cfg.Sandbox.Deny),
-		Env:       cfg.Sandbox.Env,
-		Network:   cfg.Sandbox.Network,
+		// ralph's control channel is ralph's: a socket in a read-only
+		// directory still takes connections, so it is hidden.
+		Hidden:  slices.Concat(sandbox.DefaultHidden(), cfg.Sandbox.Deny, []string{serve.SocketPath(dir)}),
+		Env:     cfg.Sandbox.Env,
+		Network: cfg.Sandbox.Network,
 	}
 }
 

@@ -151,7 +151,15 @@ func startServer(ctx context.Context, f *Factory, c serveConfig) (*http.Server, 
 		return nil, nil, "", fmt.Errorf("serve: %w", err)
 	}
 	url := scheme + "://" + ln.Addr().String() + "/"
-	if !serve.IsLoopback(c.addr) {
+	if serve.IsLoopback(c.addr) {
+		// Reading is open to this machine, control is not: an agent on
+		// it reaches loopback too. The token is this server's alone, and
+		// the address printed carries it to the page.
+		var raw [24]byte
+		_, _ = rand.Read(raw[:])
+		opts.ControlToken = hex.EncodeToString(raw[:])
+		url += "?token=" + opts.ControlToken
+	} else {
 		tok, made, err := serveToken(stateDir)
 		if err != nil {
 			_ = ln.Close()

@@ -73,6 +73,12 @@ func post(t *testing.T, c *http.Client, url, body string, hdr map[string]string)
 	return resp.StatusCode
 }
 
+// controlToken is the control token of the tests' servers, and bearer
+// the header that carries it.
+const controlToken = "control-token-0123456789abcdef0123"
+
+func bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + controlToken} }
+
 func TestTokenRequiredOffLoopback(t *testing.T) {
 	t.Parallel()
 	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusDone})
@@ -126,6 +132,36 @@ func TestTokenRequiredOffLoopback(t *testing.T) {
 	if resp2.StatusCode != http.StatusSeeOther || resp2.Header.Get("Location") != "/" ||
 		!strings.Contains(resp2.Header.Get("Set-Cookie"), "HttpOnly") {
 		t.Errorf("token login: %d, Location %q, Set-Cookie %q", resp2.StatusCode, resp2.Header.Get("Location"), resp2.Header.Get("Set-Cookie"))
+	}
+}
+
+// TestControlNeedsTheTokenOnLoopback: on loopback, reading needs no
+// token but control does, whatever the Host: an agent on this machine
+// reaches loopback too. The page gets the token from the address printed.
+func TestControlNeedsTheTokenOnLoopback(t *testing.T) {
+	t.Parallel()
+	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusDone})
+	s := New(Options{Dirs: []string{dir}, ControlToken: controlToken})
+	s.Start(t.Context())
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	if code := getJSON(t, ts.Client(), ts.URL+"/api/v1/runs", nil); code != http.StatusOK {
+		t.Errorf("reading on loopback: %d, want 200", code)
+	}
+	base := ts.URL + "/api/v1/runs/" + projectID(s.list()[0].dir)
+	for name, hdr := range map[string]map[string]string{"no token": nil, "a wrong one": {"Authorization": "Bearer wrong"}} {
+		if code := post(t, ts.Client(), base+"/stop", "", hdr); code != http.StatusUnauthorized {
+			t.Errorf("stop with %s: %d, want 401", name, code)
+		}
+	}
+	if code := post(t, ts.Client(), base+"/stop", "", bearer()); code == http.StatusUnauthorized {
+		t.Errorf("stop with the token: %d", code)
+	}
+	// No token at all: no control.
+	bare := httptest.NewServer(New(Options{Dirs: []string{dir}}).Handler())
+	defer bare.Close()
+	if code := post(t, bare.Client(), bare.URL+"/api/v1/runs/x/stop", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("stop on a server without a token: %d, want 401", code)
 	}
 }
 
@@ -197,7 +233,7 @@ func TestControlReachesARunThroughItsSocket(t *testing.T) {
 	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusRunning, PID: os.Getpid(), CurrentTask: "A",
 		Questions: []state.Question{{Task: "A", Text: "v1 or v2?", RunID: "r1", Iteration: 1}}})
 	ch, steer, stopped := liveRun(t, dir)
-	s := New(Options{Dirs: []string{dir}})
+	s := New(Options{Dirs: []string{dir}, ControlToken: controlToken})
 	s.Start(t.Context())
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
@@ -205,28 +241,28 @@ func TestControlReachesARunThroughItsSocket(t *testing.T) {
 	waitLive(t, ts.Client(), ts.URL, id)
 
 	base := ts.URL + "/api/v1/runs/" + id
-	if code := post(t, ts.Client(), base+"/pause", "", nil); code != http.StatusOK {
+	if code := post(t, ts.Client(), base+"/pause", "", bearer()); code != http.StatusOK {
 		t.Fatalf("pause: %d", code)
 	}
 	if steer.Paused() == nil {
 		t.Error("pause did not pause the run")
 	}
-	if code := post(t, ts.Client(), base+"/resume", "", nil); code != http.StatusOK || steer.Paused() != nil {
+	if code := post(t, ts.Client(), base+"/resume", "", bearer()); code != http.StatusOK || steer.Paused() != nil {
 		t.Errorf("resume: %d, paused %v", code, steer.Paused() != nil)
 	}
-	if code := post(t, ts.Client(), base+"/skip", "{}", nil); code != http.StatusOK {
+	if code := post(t, ts.Client(), base+"/skip", "{}", bearer()); code != http.StatusOK {
 		t.Errorf("skip: %d", code)
 	}
 	if got := steer.Skips(); len(got) != 1 || got[0] != "A" {
 		t.Errorf("skips = %v, want the current task A", got)
 	}
-	if code := post(t, ts.Client(), base+"/answer", `{"task":"A","text":"v2"}`, nil); code != http.StatusOK {
+	if code := post(t, ts.Client(), base+"/answer", `{"task":"A","text":"v2"}`, bearer()); code != http.StatusOK {
 		t.Errorf("answer: %d", code)
 	}
 	if got := steer.TakeAnswers(); len(got) != 1 || got[0] != (loop.Answer{Task: "A", Text: "v2", By: "page"}) {
 		t.Errorf("answers = %+v", got)
 	}
-	if code := post(t, ts.Client(), base+"/stop", "", nil); code != http.StatusOK {
+	if code := post(t, ts.Client(), base+"/stop", "", bearer()); code != http.StatusOK {
 		t.Errorf("stop: %d", code)
 	}
 	<-stopped
@@ -267,11 +303,11 @@ func TestControlReachesARunThroughItsSocket(t *testing.T) {
 func TestReadOnlyRefusesControl(t *testing.T) {
 	t.Parallel()
 	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusDone})
-	s := New(Options{Dirs: []string{dir}, ReadOnly: true})
+	s := New(Options{Dirs: []string{dir}, ReadOnly: true, ControlToken: controlToken})
 	s.Start(t.Context())
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
-	if code := post(t, ts.Client(), ts.URL+"/api/v1/runs/"+projectID(s.list()[0].dir)+"/pause", "", nil); code != http.StatusForbidden {
+	if code := post(t, ts.Client(), ts.URL+"/api/v1/runs/"+projectID(s.list()[0].dir)+"/pause", "", bearer()); code != http.StatusForbidden {
 		t.Errorf("pause on a read-only server: %d, want 403", code)
 	}
 }
@@ -280,15 +316,15 @@ func TestAnswerWithoutALiveRunGoesToStateForTheNextRun(t *testing.T) {
 	t.Parallel()
 	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusStopped,
 		Questions: []state.Question{{Task: "A", Text: "which db?"}}})
-	s := New(Options{Dirs: []string{dir}})
+	s := New(Options{Dirs: []string{dir}, ControlToken: controlToken})
 	s.Start(t.Context())
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	base := ts.URL + "/api/v1/runs/" + projectID(s.list()[0].dir)
-	if code := post(t, ts.Client(), base+"/pause", "", nil); code != http.StatusConflict {
+	if code := post(t, ts.Client(), base+"/pause", "", bearer()); code != http.StatusConflict {
 		t.Errorf("pause of a finished run: %d, want 409", code)
 	}
-	if code := post(t, ts.Client(), base+"/answer", `{"text":"postgres"}`, nil); code != http.StatusOK {
+	if code := post(t, ts.Client(), base+"/answer", `{"text":"postgres"}`, bearer()); code != http.StatusOK {
 		t.Fatalf("answer: %d", code)
 	}
 	store, _ := state.Open(dir)
@@ -513,7 +549,7 @@ func TestTranscriptRedacted(t *testing.T) {
 	if err := os.WriteFile(out, []byte(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Dirs: []string{dir}, ReadOnly: true})
+	s := New(Options{Dirs: []string{dir}, ReadOnly: true, ControlToken: controlToken})
 	s.Start(t.Context())
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

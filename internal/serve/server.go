@@ -41,6 +41,12 @@ type Options struct {
 	// Authorization: Bearer header, the cookie the page sets, or ?token=
 	// on the first page load.
 	Token string
+	// ControlToken, without Token, is required of every control request
+	// (pause, resume, skip, stop, answer), loopback included: whatever
+	// runs on this machine reaches loopback, an agent included. Reading
+	// needs none. The page gets it as Token: ?token= on the first load,
+	// then its cookie. Without either, control is refused.
+	ControlToken string
 	// ReadOnly refuses every control request.
 	ReadOnly bool
 	// Log receives what goes wrong in the background; nil drops it.
@@ -163,40 +169,44 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
-		if s.opts.Token == "" && !loopbackHost(r.Host) {
+		// every: the token guards every request; else only control.
+		tok, every := s.opts.Token, s.opts.Token != ""
+		if !every {
+			tok = s.opts.ControlToken
+		}
+		if !every && !loopbackHost(r.Host) {
 			// Without a token the server is for this machine only.
 			writeJSON(w, http.StatusForbidden, apiError{Error: "host " + r.Host + " is not loopback"})
 			return
 		}
-		if s.opts.Token != "" {
-			if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && (r.URL.Path == "/" || r.URL.Path == "/index.html") {
-				if !s.tokenOK(q) {
-					writeJSON(w, http.StatusUnauthorized, apiError{Error: "wrong token"})
-					return
-				}
-				http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q, Path: "/", HttpOnly: true,
-					SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600})
-				// The token leaves the address bar and the history.
-				http.Redirect(w, r, "/", http.StatusSeeOther)
+		control := r.Method != http.MethodGet && r.Method != http.MethodHead
+		if q := r.URL.Query().Get("token"); q != "" && tok != "" && !control && (r.URL.Path == "/" || r.URL.Path == "/index.html") {
+			if !tokenOK(q, tok) {
+				writeJSON(w, http.StatusUnauthorized, apiError{Error: "wrong token"})
 				return
 			}
-			if !s.tokenOK(requestToken(r)) {
-				writeJSON(w, http.StatusUnauthorized, apiError{Error: "token required: open the address ralph serve printed"})
-				return
-			}
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q, Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600})
+			// The token leaves the address bar and the history.
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if !sameOrigin(r) {
-				writeJSON(w, http.StatusForbidden, apiError{Error: "cross-origin request refused"})
-				return
-			}
+		if control && !sameOrigin(r) {
+			writeJSON(w, http.StatusForbidden, apiError{Error: "cross-origin request refused"})
+			return
+		}
+		if (every || control) && !tokenOK(requestToken(r), tok) {
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "token required: open the address ralph serve printed"})
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) tokenOK(got string) bool {
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+// tokenOK reports whether got is the token want; nothing is when there
+// is no token.
+func tokenOK(got, want string) bool {
+	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 func requestToken(r *http.Request) string {
