@@ -38,6 +38,30 @@ func workerPlan() string {
 	return b.String()
 }
 
+// fleetPlan is a 12-story prd.json whose run branch, ralph/fleet, does
+// not exist yet: the workers make it. Its longest chain has five stories,
+// T01 → T02 → T03 → T04 → T05; T06 → T07 → T08 → T05 has four,
+// T09 → T10 → T12 three. Each story's priority is its place in the file.
+func fleetPlan() string {
+	deps := map[int][]string{2: {"T01"}, 3: {"T02"}, 4: {"T03"}, 5: {"T04", "T08"}, 7: {"T06"}, 8: {"T07"},
+		10: {"T09"}, 12: {"T10", "T11"}}
+	var b strings.Builder
+	b.WriteString("{\n  \"branchName\": \"ralph/fleet\",\n  \"userStories\": [\n")
+	for i := 1; i <= 12; i++ {
+		d, _ := json.Marshal(deps[i])
+		if deps[i] == nil {
+			d = []byte("[]")
+		}
+		fmt.Fprintf(&b, "    {\"id\": \"T%02d\", \"title\": \"story %d\", \"priority\": %d, \"passes\": false, \"dependsOn\": %s}", i, i, i, d)
+		if i < 12 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String()
+}
+
 // workerScenario is the fake agent's one block, for every task: it writes
 // work-<ID>.txt and a progress line, and says the task is done. $BLOCK
 // names a task whose first attempt hangs (it touches $MARKS/<ID>.started
@@ -74,14 +98,26 @@ type fleet struct {
 	bin    string
 	env    []string
 	events *stream
+	// planFile is the plan's name, branch the run branch.
+	planFile, branch string
 }
 
+// newFleet makes a remote whose main holds IMPLEMENTATION_PLAN.md, the
+// run branch.
 func newFleet(t testing.TB, bin, plan string, env ...string) *fleet {
 	t.Helper()
+	return newFleetOf(t, bin, "IMPLEMENTATION_PLAN.md", "main", plan, env...)
+}
+
+// newFleetOf makes a remote with only main, which holds the plan
+// planFile; branch is the run branch the plan names.
+func newFleetOf(t testing.TB, bin, planFile, branch, plan string, env ...string) *fleet {
+	t.Helper()
 	root := t.TempDir()
-	f := &fleet{t: t, root: root, remote: filepath.Join(root, "remote.git"), bin: bin, events: &stream{changed: make(chan struct{})}}
+	f := &fleet{t: t, root: root, remote: filepath.Join(root, "remote.git"), bin: bin, events: &stream{changed: make(chan struct{})},
+		planFile: planFile, branch: branch}
 	seed := filepath.Join(root, "seed")
-	mustWrite(t, filepath.Join(seed, "IMPLEMENTATION_PLAN.md"), plan)
+	mustWrite(t, filepath.Join(seed, planFile), plan)
 	mustWrite(t, filepath.Join(seed, ".gitignore"), ".ralph/\n")
 	mustWrite(t, filepath.Join(seed, "progress.txt"), "# progress\n")
 	gittest.Init(t, seed)
@@ -239,7 +275,8 @@ func workerSays(prefix string) func(event) bool {
 func (f *fleet) checkLedger(t *testing.T, tasks int) {
 	t.Helper()
 	check := f.clone("check")
-	subjects := strings.Split(gittest.Git(t, check, "log", "--reverse", "--format=%s", "main"), "\n")[1:]
+	branch := "origin/" + f.branch
+	subjects := strings.Split(gittest.Git(t, check, "log", "--reverse", "--format=%s", branch), "\n")[1:]
 	if len(subjects) != tasks {
 		t.Fatalf("run branch has %d task commits, want %d:\n%s", len(subjects), tasks, strings.Join(subjects, "\n"))
 	}
@@ -250,16 +287,18 @@ func (f *fleet) checkLedger(t *testing.T, tasks int) {
 			t.Errorf("task %s landed twice", id)
 		}
 		at[id] = i
-		files := gittest.Git(t, check, "show", "--name-only", "--format=", fmt.Sprintf("main~%d", tasks-1-i))
-		if want := "IMPLEMENTATION_PLAN.md\nprogress.txt\nwork-" + id + ".txt"; files != want {
-			t.Errorf("%s's commit changes\n%s\nwant\n%s", id, files, want)
+		files := gittest.Git(t, check, "show", "--name-only", "--format=", fmt.Sprintf("%s~%d", branch, tasks-1-i))
+		want := []string{f.planFile, "progress.txt", "work-" + id + ".txt"}
+		slices.Sort(want)
+		if files != strings.Join(want, "\n") {
+			t.Errorf("%s's commit changes\n%s\nwant\n%s", id, files, strings.Join(want, "\n"))
 		}
 	}
-	plan, err := task.Load(filepath.Join(check, "IMPLEMENTATION_PLAN.md"))
+	plan, err := task.Parse(f.planFile, []byte(gittest.Git(t, check, "show", branch+":"+f.planFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range plan.Plan().Tasks {
+	for _, tk := range plan.Tasks {
 		if tk.Status != task.StatusDone {
 			t.Errorf("%s is %s on the run branch", tk.ID, tk.Status)
 		}
@@ -269,11 +308,8 @@ func (f *fleet) checkLedger(t *testing.T, tasks int) {
 			}
 		}
 	}
-	progress, err := os.ReadFile(filepath.Join(check, "progress.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(progress), ": learned"); n != tasks {
+	progress := gittest.Git(t, check, "show", branch+":progress.txt")
+	if n := strings.Count(progress, ": learned"); n != tasks {
 		t.Errorf("progress.txt has %d tasks' lines, want %d:\n%s", n, tasks, progress)
 	}
 	if refs := gittest.Git(t, check, "ls-remote", f.remote, "refs/ralph/*"); refs != "" {
@@ -377,6 +413,33 @@ func TestWorkers(t *testing.T) {
 			t.Errorf("T01 claimed %d times, want once", n)
 		}
 		f.checkLedger(t, 1)
+	})
+
+	t.Run("fresh_plan_first_worker_makes_the_branch", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		// prd.json names ralph/fleet; the remote has only main. Four
+		// workers start at once: one makes the branch from main, the
+		// others take it, and none fails for it.
+		f := newFleetOf(t, bin, "prd.json", "ralph/fleet", fleetPlan())
+		main := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main")
+		var ws []*workerProc
+		for _, name := range []string{"w1", "w2", "w3", "w4"} {
+			ws = append(ws, f.start(ctx, name))
+		}
+		for _, w := range ws {
+			if code := w.wait(t); code != 0 {
+				t.Errorf("worker %s exited %d, want 0", w.name, code)
+			}
+		}
+		if n := f.events.count(workerSays("made the run branch ralph/fleet")); n != 1 {
+			t.Errorf("%d workers say they made the run branch, want 1", n)
+		}
+		f.checkLedger(t, 12)
+		if got := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main"); got != main {
+			t.Errorf("main moved from %s to %s: the workers land on ralph/fleet only", main, got)
+		}
 	})
 
 	t.Run("remote_refuses_pushes_for_a_while", func(t *testing.T) {

@@ -161,7 +161,7 @@ func (l *Landing) report(format string, args ...any) {
 
 // fetchHead fetches the run branch and returns its head.
 func (l *Ledger) fetchHead(ctx context.Context) (string, error) {
-	if err := l.Git.Fetch(ctx, l.Remote, "+refs/heads/"+l.Branch+":"+l.trackingRef()); err != nil {
+	if err := l.Git.Fetch(ctx, l.Remote, "+"+l.branchRef()+":"+l.trackingRef()); err != nil {
 		return "", &fetchError{err}
 	}
 	return l.Git.ResolveCommit(ctx, l.trackingRef())

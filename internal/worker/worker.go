@@ -41,6 +41,12 @@ type Worker struct {
 	// Union are files merged by keeping both sides' lines (Landing).
 	Union []string
 	Run   RunTask
+	// MakeBranch lets the worker make the run branch on the remote when
+	// the remote has none yet (a plan naming a branch nobody made): from
+	// the remote's branch From, or from its default branch when From is
+	// "" or not there. Of workers starting together, one makes it.
+	MakeBranch bool
+	From       string
 	// After, when set, runs once a task's run is over, before its
 	// worktree goes: dir as for Run, and the commit that landed the task
 	// ("" when it did not land).
@@ -69,7 +75,7 @@ func (w *Worker) Loop(ctx context.Context) error {
 	poll := min(max(w.Lease/8, 100*time.Millisecond), 15*time.Second)
 	wait := poll
 	waiting := ""
-	fetched := false
+	fetched, made := false, !w.MakeBranch
 	for {
 		if ctx.Err() != nil {
 			return loop.ErrInterrupted
@@ -78,6 +84,14 @@ func (w *Worker) Loop(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				return loop.ErrInterrupted
+			}
+			if !fetched && !made {
+				// The run branch may not be on the remote yet.
+				made = true
+				if err := w.makeBranch(ctx, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if !fetched || !isRemoteError(err) {
 				// The first fetch failing is a setup to fix (no such
@@ -114,8 +128,8 @@ func (w *Worker) Loop(ctx context.Context) error {
 				w.emit(nil, msg)
 				waiting = msg
 			}
-			if w.Sleep(ctx, poll) != nil {
-				return loop.ErrInterrupted
+			if err := w.await(ctx, v); err != nil {
+				return err
 			}
 			continue
 		case errors.Is(err, ErrTaken):
@@ -135,6 +149,26 @@ func (w *Worker) Loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// makeBranch makes the run branch on the remote when the first fetch,
+// failing with fetchErr, found none there; nil says fetch again (the
+// branch made, by this worker or another), and fetchErr comes back when
+// the branch was there already or the remote could not be asked.
+func (w *Worker) makeBranch(ctx context.Context, fetchErr error) error {
+	made, base, err := w.Ledger.MakeBranch(ctx, w.From)
+	switch {
+	case isFetchError(err):
+		return fetchErr
+	case err != nil:
+		return err
+	case made:
+		w.emit(nil, fmt.Sprintf("made the run branch %s on %s from %s", w.Ledger.Branch, w.Ledger.Remote, base))
+		return nil
+	case base == "":
+		return fetchErr // the branch was there: the fetch failed otherwise
+	}
+	return nil // another worker made it first
 }
 
 // sweep deletes the claims of tasks the run branch has done whose lease

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -343,35 +344,52 @@ func newWorker(t *testing.T, remote, id string, run RunTask, events *[]string, m
 
 func TestTwoWorkersShareAPlan(t *testing.T) {
 	t.Parallel()
-	remote := newRemote(t)
-	var mu sync.Mutex
-	var events []string
-	ws := []*Worker{newWorker(t, remote, "a", doTask(""), &events, &mu), newWorker(t, remote, "b", doTask(""), &events, &mu)}
-	var wg sync.WaitGroup
-	errs := make([]error, len(ws))
-	for i, w := range ws {
-		wg.Go(func() { errs[i] = w.Loop(t.Context()) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("worker %s: %v", ws[i].ID, err)
-		}
-	}
-	log := gittest.Git(t, remote, "log", "--format=%s", "main")
-	for _, id := range []string{"T1", "T2", "T3"} {
-		if n := strings.Count(log, "feat: "+id); n != 1 {
-			t.Errorf("%s landed %d times:\n%s", id, n, log)
-		}
-	}
-	if strings.Index(log, "feat: T3") > strings.Index(log, "feat: T1") {
-		t.Errorf("T3 landed before its dependency T1:\n%s", log)
-	}
-	if refs := gittest.Git(t, remote, "for-each-ref", "refs/ralph/"); refs != "" {
-		t.Errorf("claims left:\n%s", refs)
-	}
-	if t.Failed() {
-		t.Log(strings.Join(events, "\n"))
+	for _, tc := range []struct {
+		name, branch string
+		// made: the workers make the run branch, which the remote lacks.
+		made bool
+	}{
+		{"on_main", "main", false},
+		{"on_a_fresh_branch", "ralph/fleet", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			remote := newRemote(t)
+			var mu sync.Mutex
+			var events []string
+			ws := []*Worker{newWorker(t, remote, "a", doTask(""), &events, &mu), newWorker(t, remote, "b", doTask(""), &events, &mu)}
+			var wg sync.WaitGroup
+			errs := make([]error, len(ws))
+			for i, w := range ws {
+				w.Ledger.Branch, w.MakeBranch, w.From = tc.branch, tc.made, "main"
+				wg.Go(func() { errs[i] = w.Loop(t.Context()) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("worker %s: %v", ws[i].ID, err)
+				}
+			}
+			made := strings.Count(strings.Join(events, "\n"), "made the run branch "+tc.branch+" on origin from main")
+			if want := map[bool]int{true: 1}[tc.made]; made != want {
+				t.Errorf("%d workers made the run branch, want %d", made, want)
+			}
+			log := gittest.Git(t, remote, "log", "--format=%s", tc.branch)
+			for _, id := range []string{"T1", "T2", "T3"} {
+				if n := strings.Count(log, "feat: "+id); n != 1 {
+					t.Errorf("%s landed %d times:\n%s", id, n, log)
+				}
+			}
+			if strings.Index(log, "feat: T3") > strings.Index(log, "feat: T1") {
+				t.Errorf("T3 landed before its dependency T1:\n%s", log)
+			}
+			if refs := gittest.Git(t, remote, "for-each-ref", "refs/ralph/"); refs != "" {
+				t.Errorf("claims left:\n%s", refs)
+			}
+			if t.Failed() {
+				t.Log(strings.Join(events, "\n"))
+			}
+		})
 	}
 }
 
@@ -403,5 +421,217 @@ func TestFailedTaskStopsTheWorkersStuck(t *testing.T) {
 	other := newWorker(t, remote, "b", doTask(""), &events, &mu)
 	if err := other.Loop(t.Context()); !errors.Is(err, loop.ErrStuck) {
 		t.Fatalf("second worker: %v, want stuck", err)
+	}
+}
+
+func TestMakeBranchRaceHasOneMaker(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	main := gittest.Git(t, remote, "rev-parse", "main")
+	ls := make([]*Ledger, 4)
+	for i := range ls {
+		ls[i] = ledger(clone(t, remote))
+		ls[i].Branch = "ralph/fleet"
+	}
+	var wg sync.WaitGroup
+	made := make([]bool, len(ls))
+	errs := make([]error, len(ls))
+	start := make(chan struct{})
+	for i, l := range ls {
+		wg.Go(func() {
+			<-start
+			made[i], _, errs[i] = l.MakeBranch(t.Context(), "main")
+		})
+	}
+	close(start)
+	wg.Wait()
+	n := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+		if made[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d workers made the branch, want exactly 1", n)
+	}
+	if got := gittest.Git(t, remote, "rev-parse", "ralph/fleet"); got != main {
+		t.Errorf("ralph/fleet at %s, want main's %s", got, main)
+	}
+	// Made, it is left alone: a worker starting later makes nothing.
+	if made, _, err := ls[0].MakeBranch(t.Context(), "main"); made || err != nil {
+		t.Errorf("MakeBranch on a branch that exists: made %v, %v", made, err)
+	}
+}
+
+func TestMakeBranchBase(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	// develop is main and one commit more.
+	g := clone(t, remote)
+	gittest.Git(t, g.Root, "commit", "-q", "--allow-empty", "-m", "develop")
+	gittest.Git(t, g.Root, "push", "-q", "origin", "HEAD:refs/heads/develop")
+	for _, tc := range []struct{ from, want string }{
+		{"develop", "develop"},
+		{"", "main"},
+		{"gone", "main"}, // a branch of the clone's that the remote lacks
+	} {
+		t.Run("from="+tc.from, func(t *testing.T) {
+			l := ledger(clone(t, remote))
+			l.Branch = "ralph/from-" + tc.want + "-" + tc.from
+			made, base, err := l.MakeBranch(t.Context(), tc.from)
+			if err != nil || !made || base != tc.want {
+				t.Fatalf("MakeBranch(%q): made %v from %q, %v; want made from %q", tc.from, made, base, err, tc.want)
+			}
+			if got, want := gittest.Git(t, remote, "rev-parse", l.Branch), gittest.Git(t, remote, "rev-parse", tc.want); got != want {
+				t.Errorf("%s at %s, want %s's %s", l.Branch, got, tc.want, want)
+			}
+		})
+	}
+}
+
+func TestNoBranchMadeUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	var mu sync.Mutex
+	var events []string
+	w := newWorker(t, remote, "a", doTask(""), &events, &mu)
+	w.Ledger.Branch = "ralph/fleet"
+	if err := w.Loop(t.Context()); err == nil || !strings.Contains(err.Error(), "couldn't find remote ref refs/heads/ralph/fleet") {
+		t.Fatalf("Loop on a branch the remote lacks, not allowed to make it: %v", err)
+	}
+	if refs := gittest.Git(t, remote, "for-each-ref", "refs/heads/ralph/"); refs != "" {
+		t.Errorf("branches made:\n%s", refs)
+	}
+}
+
+// gitCalls counts the git commands of a trace (GIT_TRACE) by name.
+func gitCalls(t *testing.T, trace string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if _, cmd, ok := strings.Cut(line, "trace: built-in: git "); ok {
+			n[strings.Fields(cmd)[0]]++
+		}
+	}
+	return n
+}
+
+// t0 is the waiting tests' clock's start.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// holdFirstTwo has another worker claim T1 and T2 at t0 for lease: a
+// worker that comes next has nothing to claim (T3 waits on T1).
+func holdFirstTwo(t *testing.T, remote string, lease time.Duration) *Ledger {
+	t.Helper()
+	other := ledger(clone(t, remote))
+	for _, id := range []string{"T1", "T2"} {
+		if _, err := other.Claim(t.Context(), id, "other", t0, lease, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return other
+}
+
+// onLooks makes w's waits between looks at the remote return at once,
+// after look; the heartbeat's wait (a third of the lease) lasts until
+// the task's end.
+func onLooks(w *Worker, look func(ctx context.Context, d time.Duration)) {
+	w.Sleep = func(ctx context.Context, d time.Duration) error {
+		if d == w.Lease/3 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		look(ctx, d)
+		return ctx.Err()
+	}
+}
+
+func TestWaitingWorkerLooksCheaplyAndSeesALanding(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	// Another worker holds T1 and T2; T3 waits on T1.
+	other := holdFirstTwo(t, remote, time.Hour)
+	var mu sync.Mutex
+	var events []string
+	w := newWorker(t, remote, "b", nil, &events, &mu)
+	trace := filepath.Join(t.TempDir(), "trace")
+	w.Ledger.Git.Env = append(w.Ledger.Git.Env, "GIT_TRACE="+trace)
+	w.Lease, w.Now = time.Hour, func() time.Time { return t0 }
+	const landAfter = 6
+	var looks []time.Duration
+	var seen map[string]int
+	onLooks(w, func(ctx context.Context, d time.Duration) {
+		looks = append(looks, d)
+		if len(looks) == landAfter {
+			// The other worker lands T1 while this one waits.
+			if err := doTask("")(ctx, other.Git.Root, "T1"); err != nil {
+				t.Error(err)
+			}
+			gittest.Git(t, other.Git.Root, "push", "-q", "origin", "HEAD:main")
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w.Run = func(ctx context.Context, _, id string) error {
+		seen = gitCalls(t, trace)
+		if id != "T3" {
+			t.Errorf("ran %s, want T3", id)
+		}
+		cancel()
+		return ctx.Err()
+	}
+	if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
+		t.Fatalf("Loop: %v", err)
+	}
+	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second, time.Second}
+	if fmt.Sprint(looks) != fmt.Sprint(want) {
+		t.Errorf("waited %v between looks, want %v", looks, want)
+	}
+	// One fetch to start, one once the landing was seen; a look between.
+	if seen["fetch"] != 2 || seen["ls-remote"] != landAfter {
+		t.Errorf("git commands before T3 ran: %v; want 2 fetches and %d ls-remotes", seen, landAfter)
+	}
+	if t.Failed() {
+		t.Log(strings.Join(events, "\n"))
+	}
+}
+
+func TestWaitingWorkerWakesWhenALeaseRunsOut(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	// Another worker holds T1 and T2 for 3 s, and is gone.
+	holdFirstTwo(t, remote, 3*time.Second)
+	var mu sync.Mutex
+	var events []string
+	w := newWorker(t, remote, "b", nil, &events, &mu)
+	now := t0
+	var looks []time.Duration
+	w.Lease, w.Now = time.Hour, func() time.Time { return now }
+	onLooks(w, func(_ context.Context, d time.Duration) {
+		looks = append(looks, d)
+		now = now.Add(d)
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w.Run = func(ctx context.Context, _, id string) error {
+		cancel()
+		return ctx.Err()
+	}
+	if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
+		t.Fatalf("Loop: %v", err)
+	}
+	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, 600 * time.Millisecond}
+	if fmt.Sprint(looks) != fmt.Sprint(want) {
+		t.Errorf("waited %v, want %v: up to the lease's end and no longer", looks, want)
+	}
+	if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "b: claimed T1 (taken over from other") }) {
+		t.Errorf("T1 not taken over once its lease ran out:\n%s", strings.Join(events, "\n"))
 	}
 }
