@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -72,11 +75,15 @@ final <promise>TASK_DONE</promise>
 `
 
 // workerBins builds ralph and the fake agent (as claude) into a new
-// directory.
+// directory, or returns RALPH_E2E_WORKERS_BIN, a directory that has both
+// built already (another version's, to compare).
 func workerBins(t testing.TB) string {
 	t.Helper()
 	if os.Getenv("RALPH_E2E_WORKERS") == "" {
 		t.Skip("RALPH_E2E_WORKERS is not set: the many-worker simulations run from .ci/run")
+	}
+	if dir := os.Getenv("RALPH_E2E_WORKERS_BIN"); dir != "" {
+		return dir
 	}
 	dir := t.TempDir()
 	for out, pkg := range map[string]string{"ralph": "./cmd/ralph", "claude": "./internal/fakeagent/cmd/fakeagent"} {
@@ -163,10 +170,20 @@ type workerProc struct {
 // start starts `ralph run --worker` in a new clone; its --json events go
 // to the fleet's stream.
 func (f *fleet) start(ctx context.Context, name string, args ...string) *workerProc {
-	dir := f.clone(name)
-	argv := append([]string{"run", "--worker", "--json", "--worker-id", name, "--lease", "2s"}, args...)
-	cmd := exec.CommandContext(ctx, filepath.Join(f.bin, "ralph"), argv...)
-	cmd.Dir, cmd.Env = dir, f.env
+	return f.startIn(ctx, f.clone(name), name, args...)
+}
+
+// startIn starts `ralph run --worker` in dir, a clone of the remote.
+func (f *fleet) startIn(ctx context.Context, dir, name string, args ...string) *workerProc {
+	argv := append([]string{filepath.Join(f.bin, "ralph"), "run", "--worker", "--json", "--worker-id", name, "--lease", "2s"}, args...)
+	return f.launch(ctx, dir, name, nil, argv...)
+}
+
+// launch starts argv in dir, with env added to the fleet's, as worker
+// name: a worker's --json events on its stdout go to the fleet's stream.
+func (f *fleet) launch(ctx context.Context, dir, name string, env []string, argv ...string) *workerProc {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, append(slices.Clip(f.env), env...)
 	w := &workerProc{name: name, cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &w.errb
 	out, err := cmd.StdoutPipe()
@@ -415,26 +432,39 @@ func TestWorkers(t *testing.T) {
 		f.checkLedger(t, 1)
 	})
 
-	t.Run("fresh_plan_first_worker_makes_the_branch", func(t *testing.T) {
-		t.Parallel()
+	// Not in parallel with the others: four more workers at once make
+	// the 2 s leases of the others too short on a busy machine.
+	t.Run("kubernetes_recipe_on_a_fresh_plan", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		// prd.json names ralph/fleet; the remote has only main. Four
-		// workers start at once: one makes the branch from main, the
-		// others take it, and none fails for it.
+		// The Job's pods, as deploy/kubernetes/ralph-workers.yaml makes
+		// them: its parallelism, the container's args and environment, the
+		// entry point deploy/ralph-worker.sh. prd.json names ralph/fleet,
+		// which nobody made: the remote has only main. One pod makes the
+		// branch from main, the others take it, and none fails for it.
 		f := newFleetOf(t, bin, "prd.json", "ralph/fleet", fleetPlan())
 		main := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main")
+		pods, args, env := kubernetesWorkers(t, map[string]string{"ralph-git/REPO_URL": f.remote, "ralph-agent/ANTHROPIC_API_KEY": "unused"})
+		script, err := filepath.Abs(filepath.Join("..", "deploy", "ralph-worker.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		var ws []*workerProc
-		for _, name := range []string{"w1", "w2", "w3", "w4"} {
-			ws = append(ws, f.start(ctx, name))
+		for i := range pods {
+			pod := fmt.Sprintf("ralph-workers-%d-x7k9p", i)
+			podEnv := []string{"WORK_DIR=" + filepath.Join(f.root, pod)}
+			for _, e := range env {
+				podEnv = append(podEnv, strings.ReplaceAll(e, "$(POD_NAME)", pod))
+			}
+			ws = append(ws, f.launch(ctx, f.root, pod, podEnv, append([]string{"sh", script}, args...)...))
 		}
 		for _, w := range ws {
 			if code := w.wait(t); code != 0 {
-				t.Errorf("worker %s exited %d, want 0", w.name, code)
+				t.Errorf("pod %s exited %d, want 0", w.name, code)
 			}
 		}
-		if n := f.events.count(workerSays("made the run branch ralph/fleet")); n != 1 {
-			t.Errorf("%d workers say they made the run branch, want 1", n)
+		if n := f.events.count(workerSays("made the run branch ralph/fleet on origin from main")); n != 1 {
+			t.Errorf("%d pods say they made the run branch, want 1", n)
 		}
 		f.checkLedger(t, 12)
 		if got := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main"); got != main {
@@ -470,6 +500,41 @@ func TestWorkers(t *testing.T) {
 	})
 }
 
+// kubernetesWorkers reads deploy/kubernetes/ralph-workers.yaml: how many
+// pods run at once, and their container's args and environment
+// ("NAME=value"), with secrets' values from secrets ("secret/key") and
+// the pod's name as $(POD_NAME).
+func kubernetesWorkers(t *testing.T, secrets map[string]string) (pods int, args, env []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "ralph-workers.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1.Job
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	for _, e := range c.Env {
+		v := e.Value
+		switch from := e.ValueFrom; {
+		case from == nil:
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.name":
+			v = "$(POD_NAME)"
+		case from.SecretKeyRef != nil:
+			s, ok := secrets[from.SecretKeyRef.Name+"/"+from.SecretKeyRef.Key]
+			if !ok {
+				t.Fatalf("ralph-workers.yaml: %s from secret %s, key %s: the test has no value for it", e.Name, from.SecretKeyRef.Name, from.SecretKeyRef.Key)
+			}
+			v = s
+		default:
+			t.Fatalf("ralph-workers.yaml: %s: a value from %+v, which the test cannot make", e.Name, from)
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	return int(*job.Spec.Parallelism), c.Args, env
+}
+
 // BenchmarkWorkers times the 12-task plan with 1, 2 and 4 workers, each
 // task's agent working 0.5 s (BENCHMARKS.md).
 func BenchmarkWorkers(b *testing.B) {
@@ -483,6 +548,42 @@ func BenchmarkWorkers(b *testing.B) {
 				var ws []*workerProc
 				for i := range n {
 					ws = append(ws, f.start(b.Context(), fmt.Sprintf("w%d", i+1)))
+				}
+				for _, w := range ws {
+					if w.wait(b) != 0 {
+						b.Fatal("a worker failed")
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFleet times a fresh 12-story prd.json whose longest chain is
+// five stories (fleetPlan), each story's agent working 1 s, with 1, 2, 4
+// and 8 workers at the default lease (2 m): from the workers' start, each
+// in a clone made beforehand, until the last one exits with the plan done
+// (BENCHMARKS.md). The run branch is not on the remote: the workers make
+// it, unless RALPH_BENCH_BRANCH_MADE is set, which pushes it beforehand,
+// as a ralph that cannot make it needs.
+func BenchmarkFleet(b *testing.B) {
+	bin := workerBins(b)
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				f := newFleetOf(b, bin, "prd.json", "ralph/fleet", fleetPlan(), "WORK_SECONDS=1")
+				if os.Getenv("RALPH_BENCH_BRANCH_MADE") != "" {
+					gittest.Git(b, f.root, "--git-dir", f.remote, "branch", f.branch, "main")
+				}
+				dirs := make([]string, n)
+				for i := range dirs {
+					dirs[i] = f.clone(fmt.Sprintf("w%d", i+1))
+				}
+				b.StartTimer()
+				ws := make([]*workerProc, n)
+				for i, dir := range dirs {
+					ws[i] = f.startIn(b.Context(), dir, fmt.Sprintf("w%d", i+1), "--lease", "2m")
 				}
 				for _, w := range ws {
 					if w.wait(b) != 0 {

@@ -33,6 +33,23 @@ func (g *Git) RemoteRefs(ctx context.Context, remote string, patterns ...string)
 	return refs, head, nil
 }
 
+// RemoteBranch asks remote, with one ls-remote and no fetch, what its
+// branch points at; ok is false when it has no such branch. Only the
+// remote's branches are listed (--heads: the remote filters them), not
+// all its refs, which on a forge include one or two per pull request.
+func (g *Git) RemoteBranch(ctx context.Context, remote, branch string) (commit string, ok bool, err error) {
+	out, err := g.run(ctx, nil, "ls-remote", "--heads", remote, "refs/heads/"+branch)
+	if err != nil {
+		return "", false, err
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if obj, name, found := strings.Cut(line, "\t"); found && name == "refs/heads/"+branch {
+			return obj, true, nil
+		}
+	}
+	return "", false, nil
+}
+
 // CreateRef creates ref on remote at object (a commit) only if the
 // remote has no such ref, as PushRef with nothing expected: of pushes
 // racing to create one ref exactly one creates it. created is false

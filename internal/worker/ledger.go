@@ -32,9 +32,6 @@ type View struct {
 	// Claims are the claims by task id; a claim ref that does not read is
 	// left out.
 	Claims map[string]Claim
-	// Refs are the remote's refs the view was read from, the run branch
-	// and every claim ref, with the objects they pointed at.
-	Refs map[string]string
 }
 
 func (l *Ledger) key() string { return PlanKey(l.Branch, l.Plan) }
@@ -79,19 +76,17 @@ func (l *Ledger) read(ctx context.Context) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("%s at %s: %w", l.Plan, head, err)
 	}
-	v := View{Head: head, Plan: p, Claims: map[string]Claim{}, Refs: map[string]string{l.branchRef(): head}}
+	v := View{Head: head, Plan: p, Claims: map[string]Claim{}}
 	refs, err := l.Git.Refs(ctx, l.seenPrefix())
 	if err != nil {
 		return View{}, err
 	}
 	for _, r := range refs {
-		ref := ClaimsPrefix + l.key() + "/" + strings.TrimPrefix(r.Name, l.seenPrefix())
-		v.Refs[ref] = r.Object
 		c, err := decodeClaim(r.Subject)
 		if err != nil {
 			continue
 		}
-		c.Ref = ref
+		c.Ref = ClaimsPrefix + l.key() + "/" + strings.TrimPrefix(r.Name, l.seenPrefix())
 		c.Object = r.Object
 		v.Claims[c.Task] = c
 	}

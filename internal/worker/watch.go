@@ -2,57 +2,56 @@ package worker
 
 import (
 	"context"
-	"maps"
-	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/loop"
 )
 
-// Looks of a worker waiting on other workers: the first soon after its
-// fetch, then less and less often, never further apart than lookMax, so
-// that a landing is seen within about a second.
+// Looks at the run branch of a worker waiting on other workers: the
+// first soon after its fetch, then less and less often, never further
+// apart than lookMax, so that a landing is seen within about a second.
 const (
 	lookFirst = 200 * time.Millisecond
 	lookMax   = time.Second
 )
 
-// Changed asks the remote, without fetching, whether the run branch or
-// the plan's claims differ from what v was read from: a task landed, a
-// claim made, renewed, given back or failed.
-func (l *Ledger) Changed(ctx context.Context, v View) (bool, error) {
-	claims := ClaimsPrefix + l.key() + "/"
-	refs, _, err := l.Git.RemoteRefs(ctx, l.Remote, l.branchRef(), claims+"*")
+// Moved asks the remote, without fetching, whether the run branch is
+// somewhere else than head: a task landed.
+func (l *Ledger) Moved(ctx context.Context, head string) (bool, error) {
+	commit, ok, err := l.Git.RemoteBranch(ctx, l.Remote, l.Branch)
 	if err != nil {
 		return false, &fetchError{err}
 	}
-	// ls-remote matches the patterns against the refs' tails: keep only
-	// the refs themselves.
-	maps.DeleteFunc(refs, func(ref, _ string) bool { return ref != l.branchRef() && !strings.HasPrefix(ref, claims) })
-	return !maps.Equal(refs, v.Refs), nil
+	return !ok || commit != head, nil
 }
 
-// await waits, with nothing to claim in v, until something that could
-// free a task happens: the remote's run branch or claims change (a
-// dependency landed, a claim was given back or failed), or a lease of v
-// runs out. It looks with ls-remote, cheap next to a fetch, lookFirst
-// after the fetch that read v and then backing off to every lookMax. A
-// look that fails returns too: the fetch that follows says why.
-func (w *Worker) await(ctx context.Context, v View) error {
-	expires, leased := firstExpiry(v, w.Now())
+// await waits, with nothing to claim in v, until something may have
+// freed a task: the run branch moved on (a dependency landed), a lease
+// of v ran out, or refetch passed, after which the worker fetches the
+// claims again (one given back, or failed). It looks at the branch with
+// ls-remote, cheap next to a fetch, lookFirst after the fetch that read
+// v and then backing off to every lookMax. A look that fails returns
+// too: the fetch that follows says why.
+func (w *Worker) await(ctx context.Context, v View, refetch time.Duration) error {
+	now := w.Now()
+	until := now.Add(refetch)
+	if expires, ok := firstExpiry(v, now); ok && expires.Before(until) {
+		until = expires
+	}
 	wait := lookFirst
 	for {
-		d := wait
-		if leased {
-			d = min(d, max(expires.Sub(w.Now()), 0))
-		}
-		if w.Sleep(ctx, d) != nil {
-			return loop.ErrInterrupted
-		}
-		if leased && !w.Now().Before(expires) {
+		// A look that would come a moment before the fetch is left out:
+		// a short lease fetches about as often as it would look.
+		if left := until.Sub(w.Now()); left < wait+lookFirst {
+			if w.Sleep(ctx, max(left, 0)) != nil {
+				return loop.ErrInterrupted
+			}
 			return nil
 		}
-		if changed, err := w.Ledger.Changed(ctx, v); changed || err != nil {
+		if w.Sleep(ctx, wait) != nil {
+			return loop.ErrInterrupted
+		}
+		if moved, err := w.Ledger.Moved(ctx, v.Head); moved || err != nil {
 			return nil //nolint:nilerr // the fetch after this reports a remote out of reach
 		}
 		wait = min(wait*2, lookMax)

@@ -72,6 +72,9 @@ func (w *Worker) Loop(ctx context.Context) error {
 	if w.Sleep == nil {
 		w.Sleep = loop.Sleep
 	}
+	// poll paces the fetches of a worker that waits (the claims; the
+	// branch it watches more often, see await) and its tries at a remote
+	// that refuses.
 	poll := min(max(w.Lease/8, 100*time.Millisecond), 15*time.Second)
 	wait := poll
 	waiting := ""
@@ -128,7 +131,7 @@ func (w *Worker) Loop(ctx context.Context) error {
 				w.emit(nil, msg)
 				waiting = msg
 			}
-			if err := w.await(ctx, v); err != nil {
+			if err := w.await(ctx, v, poll); err != nil {
 				return err
 			}
 			continue
@@ -152,9 +155,9 @@ func (w *Worker) Loop(ctx context.Context) error {
 }
 
 // makeBranch makes the run branch on the remote when the first fetch,
-// failing with fetchErr, found none there; nil says fetch again (the
-// branch made, by this worker or another), and fetchErr comes back when
-// the branch was there already or the remote could not be asked.
+// failing with fetchErr, found none there. nil says fetch again: the
+// branch is there now, made by this worker or another (maybe after the
+// fetch failed); fetchErr comes back when the remote could not be asked.
 func (w *Worker) makeBranch(ctx context.Context, fetchErr error) error {
 	made, base, err := w.Ledger.MakeBranch(ctx, w.From)
 	switch {
@@ -164,11 +167,8 @@ func (w *Worker) makeBranch(ctx context.Context, fetchErr error) error {
 		return err
 	case made:
 		w.emit(nil, fmt.Sprintf("made the run branch %s on %s from %s", w.Ledger.Branch, w.Ledger.Remote, base))
-		return nil
-	case base == "":
-		return fetchErr // the branch was there: the fetch failed otherwise
 	}
-	return nil // another worker made it first
+	return nil
 }
 
 // sweep deletes the claims of tasks the run branch has done whose lease

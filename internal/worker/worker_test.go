@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -526,112 +525,114 @@ func gitCalls(t *testing.T, trace string) map[string]int {
 // t0 is the waiting tests' clock's start.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// holdFirstTwo has another worker claim T1 and T2 at t0 for lease: a
-// worker that comes next has nothing to claim (T3 waits on T1).
-func holdFirstTwo(t *testing.T, remote string, lease time.Duration) *Ledger {
-	t.Helper()
-	other := ledger(clone(t, remote))
-	for _, id := range []string{"T1", "T2"} {
-		if _, err := other.Claim(t.Context(), id, "other", t0, lease, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return other
-}
+// ms is a duration in milliseconds.
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// onLooks makes w's waits between looks at the remote return at once,
-// after look; the heartbeat's wait (a third of the lease) lasts until
-// the task's end.
-func onLooks(w *Worker, look func(ctx context.Context, d time.Duration)) {
-	w.Sleep = func(ctx context.Context, d time.Duration) error {
-		if d == w.Lease/3 {
-			<-ctx.Done()
-			return ctx.Err()
-		}
-		look(ctx, d)
-		return ctx.Err()
-	}
-}
-
-func TestWaitingWorkerLooksCheaplyAndSeesALanding(t *testing.T) {
+// TestWaitingWorker: worker b comes to a plan whose T1 and T2 another
+// worker holds (T3 waits on T1): it has nothing to claim, and waits. Its
+// clock moves by its waits, which return at once; something happens
+// during its n-th wait; the first task it runs ends the test.
+func TestWaitingWorker(t *testing.T) {
 	t.Parallel()
-	remote := newRemote(t)
-	// Another worker holds T1 and T2; T3 waits on T1.
-	other := holdFirstTwo(t, remote, time.Hour)
-	var mu sync.Mutex
-	var events []string
-	w := newWorker(t, remote, "b", nil, &events, &mu)
-	trace := filepath.Join(t.TempDir(), "trace")
-	w.Ledger.Git.Env = append(w.Ledger.Git.Env, "GIT_TRACE="+trace)
-	w.Lease, w.Now = time.Hour, func() time.Time { return t0 }
-	const landAfter = 6
-	var looks []time.Duration
-	var seen map[string]int
-	onLooks(w, func(ctx context.Context, d time.Duration) {
-		looks = append(looks, d)
-		if len(looks) == landAfter {
-			// The other worker lands T1 while this one waits.
+	for _, tc := range []struct {
+		name string
+		// hold is the other worker's lease, lease b's.
+		hold, lease time.Duration
+		// at the wait numbered so, happen runs.
+		at     int
+		happen func(ctx context.Context, other *Ledger) error
+		waits  []time.Duration
+		ran    string
+		// looks are b's ls-remotes; it fetches twice: to start, and
+		// after its wait.
+		looks int
+	}{{
+		// b looks at the branch with ls-remote, soon and then every
+		// second, and fetches once it moved.
+		name: "sees_a_landing_within_a_second", hold: time.Hour, lease: time.Hour,
+		at: 6, happen: func(ctx context.Context, other *Ledger) error {
 			if err := doTask("")(ctx, other.Git.Root, "T1"); err != nil {
-				t.Error(err)
+				return err
 			}
-			gittest.Git(t, other.Git.Root, "push", "-q", "origin", "HEAD:main")
-		}
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	w.Run = func(ctx context.Context, _, id string) error {
-		seen = gitCalls(t, trace)
-		if id != "T3" {
-			t.Errorf("ran %s, want T3", id)
-		}
-		cancel()
-		return ctx.Err()
-	}
-	if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
-		t.Fatalf("Loop: %v", err)
-	}
-	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second, time.Second}
-	if fmt.Sprint(looks) != fmt.Sprint(want) {
-		t.Errorf("waited %v between looks, want %v", looks, want)
-	}
-	// One fetch to start, one once the landing was seen; a look between.
-	if seen["fetch"] != 2 || seen["ls-remote"] != landAfter {
-		t.Errorf("git commands before T3 ran: %v; want 2 fetches and %d ls-remotes", seen, landAfter)
-	}
-	if t.Failed() {
-		t.Log(strings.Join(events, "\n"))
-	}
-}
-
-func TestWaitingWorkerWakesWhenALeaseRunsOut(t *testing.T) {
-	t.Parallel()
-	remote := newRemote(t)
-	// Another worker holds T1 and T2 for 3 s, and is gone.
-	holdFirstTwo(t, remote, 3*time.Second)
-	var mu sync.Mutex
-	var events []string
-	w := newWorker(t, remote, "b", nil, &events, &mu)
-	now := t0
-	var looks []time.Duration
-	w.Lease, w.Now = time.Hour, func() time.Time { return now }
-	onLooks(w, func(_ context.Context, d time.Duration) {
-		looks = append(looks, d)
-		now = now.Add(d)
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	w.Run = func(ctx context.Context, _, id string) error {
-		cancel()
-		return ctx.Err()
-	}
-	if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
-		t.Fatalf("Loop: %v", err)
-	}
-	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, 600 * time.Millisecond}
-	if fmt.Sprint(looks) != fmt.Sprint(want) {
-		t.Errorf("waited %v, want %v: up to the lease's end and no longer", looks, want)
-	}
-	if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "b: claimed T1 (taken over from other") }) {
-		t.Errorf("T1 not taken over once its lease ran out:\n%s", strings.Join(events, "\n"))
+			return other.Git.PushBranch(ctx, "origin", "main", "HEAD")
+		},
+		waits: []time.Duration{ms(200), ms(400), ms(800), time.Second, time.Second, time.Second},
+		ran:   "T3",
+		looks: 6,
+	}, {
+		// Nothing moves: b fetches again when the other's lease ends,
+		// and takes T1 over.
+		name: "wakes_when_a_lease_runs_out", hold: 3 * time.Second, lease: time.Hour,
+		waits: []time.Duration{ms(200), ms(400), ms(800), time.Second, ms(600)},
+		ran:   "T1",
+		looks: 4,
+	}, {
+		// A claim given back leaves the branch as it is: b sees it at
+		// its next fetch, an eighth of its lease (2 s) after the last.
+		name: "sees_a_claim_given_back_at_its_next_fetch", hold: time.Hour, lease: 16 * time.Second,
+		at: 2, happen: func(ctx context.Context, other *Ledger) error {
+			v, err := other.Fetch(ctx)
+			if err != nil {
+				return err
+			}
+			return other.Release(ctx, v.Claims["T2"])
+		},
+		waits: []time.Duration{ms(200), ms(400), ms(800), ms(600)},
+		ran:   "T2",
+		looks: 3,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			remote := newRemote(t)
+			other := ledger(clone(t, remote))
+			for _, id := range []string{"T1", "T2"} {
+				if _, err := other.Claim(t.Context(), id, "other", t0, tc.hold, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var mu sync.Mutex
+			var events []string
+			w := newWorker(t, remote, "b", nil, &events, &mu)
+			trace := filepath.Join(t.TempDir(), "trace")
+			w.Ledger.Git.Env = append(w.Ledger.Git.Env, "GIT_TRACE="+trace)
+			now := t0
+			w.Lease, w.Now = tc.lease, func() time.Time { return now }
+			var waits []time.Duration
+			w.Sleep = func(ctx context.Context, d time.Duration) error {
+				if d == w.Lease/3 { // the heartbeat's: until the task ends
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				waits = append(waits, d)
+				now = now.Add(d)
+				if len(waits) == tc.at {
+					if err := tc.happen(ctx, other); err != nil {
+						t.Error(err)
+					}
+				}
+				return ctx.Err()
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var ran string
+			var calls map[string]int
+			w.Run = func(ctx context.Context, _, id string) error {
+				ran, calls = id, gitCalls(t, trace)
+				cancel()
+				return ctx.Err()
+			}
+			if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
+				t.Fatalf("Loop: %v", err)
+			}
+			if fmt.Sprint(waits) != fmt.Sprint(tc.waits) || ran != tc.ran {
+				t.Errorf("waited %v, then ran %q; want %v, then %s", waits, ran, tc.waits, tc.ran)
+			}
+			if calls["fetch"] != 2 || calls["ls-remote"] != tc.looks {
+				t.Errorf("git commands before %s ran: %v; want 2 fetches and %d ls-remotes", tc.ran, calls, tc.looks)
+			}
+			if t.Failed() {
+				t.Log(strings.Join(events, "\n"))
+			}
+		})
 	}
 }
