@@ -58,6 +58,10 @@ type Worker struct {
 	// Now and Sleep are the clock; nil: the real one.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+
+	// releasing are the claims of landed tasks being given back while
+	// the worker goes on to its next task.
+	releasing sync.WaitGroup
 }
 
 // Loop works until no task is left that this worker could claim. It
@@ -72,6 +76,7 @@ func (w *Worker) Loop(ctx context.Context) error {
 	if w.Sleep == nil {
 		w.Sleep = loop.Sleep
 	}
+	defer w.releasing.Wait()
 	// poll paces the fetches of a worker that waits (the claims; the
 	// branch it watches more often, see await) and its tries at a remote
 	// that refuses.
@@ -297,7 +302,10 @@ func (w *Worker) work(ctx context.Context, head string, t task.Task, c Claim) er
 		if err == nil {
 			landed = commit
 			c, lost := hb.stop()
-			w.release(ctx, c)
+			// The task is done on the branch, which is what any worker
+			// reads first: its claim goes while this one fetches and
+			// claims its next task.
+			w.releasing.Go(func() { w.release(context.WithoutCancel(ctx), c) })
 			what := fmt.Sprintf("landed %s as %s on %s", t.ID, short(commit), w.Ledger.Branch)
 			if lost != nil {
 				// The result is on the branch all the same: done is done.
