@@ -4,8 +4,10 @@
 #
 #   REPO_URL    the repository to clone, fetch from and push to (required;
 #               put credentials in it, or in git's credential helper)
-#   RUN_BRANCH  the run branch to clone (default: the remote's default
-#               branch; a prd.json's branchName wins)
+#   RUN_BRANCH  the branch to clone, which holds the plan (default: the
+#               remote's default branch). The workers land on the plan's
+#               branchName, which the first of them makes from this branch
+#               when the remote has none yet, else on this branch.
 #   WORK_DIR    where to clone (default: ~/work)
 #
 # Arguments go to `ralph run --worker` (the plan, --agent, --json, ...);

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -38,6 +41,30 @@ func workerPlan() string {
 	return b.String()
 }
 
+// fleetPlan is a 12-story prd.json whose run branch, ralph/fleet, does
+// not exist yet: the workers make it. Its longest chain has five stories,
+// T01 → T02 → T03 → T04 → T05; T06 → T07 → T08 → T05 has four,
+// T09 → T10 → T12 three. Each story's priority is its place in the file.
+func fleetPlan() string {
+	deps := map[int][]string{2: {"T01"}, 3: {"T02"}, 4: {"T03"}, 5: {"T04", "T08"}, 7: {"T06"}, 8: {"T07"},
+		10: {"T09"}, 12: {"T10", "T11"}}
+	var b strings.Builder
+	b.WriteString("{\n  \"branchName\": \"ralph/fleet\",\n  \"userStories\": [\n")
+	for i := 1; i <= 12; i++ {
+		d, _ := json.Marshal(deps[i])
+		if deps[i] == nil {
+			d = []byte("[]")
+		}
+		fmt.Fprintf(&b, "    {\"id\": \"T%02d\", \"title\": \"story %d\", \"priority\": %d, \"passes\": false, \"dependsOn\": %s}", i, i, i, d)
+		if i < 12 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String()
+}
+
 // workerScenario is the fake agent's one block, for every task: it writes
 // work-<ID>.txt and a progress line, and says the task is done. $BLOCK
 // names a task whose first attempt hangs (it touches $MARKS/<ID>.started
@@ -48,11 +75,15 @@ final <promise>TASK_DONE</promise>
 `
 
 // workerBins builds ralph and the fake agent (as claude) into a new
-// directory.
+// directory, or returns RALPH_E2E_WORKERS_BIN, a directory that has both
+// built already (another version's, to compare).
 func workerBins(t testing.TB) string {
 	t.Helper()
 	if os.Getenv("RALPH_E2E_WORKERS") == "" {
 		t.Skip("RALPH_E2E_WORKERS is not set: the many-worker simulations run from .ci/run")
+	}
+	if dir := os.Getenv("RALPH_E2E_WORKERS_BIN"); dir != "" {
+		return dir
 	}
 	dir := t.TempDir()
 	for out, pkg := range map[string]string{"ralph": "./cmd/ralph", "claude": "./internal/fakeagent/cmd/fakeagent"} {
@@ -74,14 +105,26 @@ type fleet struct {
 	bin    string
 	env    []string
 	events *stream
+	// planFile is the plan's name, branch the run branch.
+	planFile, branch string
 }
 
+// newFleet makes a remote whose main holds IMPLEMENTATION_PLAN.md, the
+// run branch.
 func newFleet(t testing.TB, bin, plan string, env ...string) *fleet {
 	t.Helper()
+	return newFleetOf(t, bin, "IMPLEMENTATION_PLAN.md", "main", plan, env...)
+}
+
+// newFleetOf makes a remote with only main, which holds the plan
+// planFile; branch is the run branch the plan names.
+func newFleetOf(t testing.TB, bin, planFile, branch, plan string, env ...string) *fleet {
+	t.Helper()
 	root := t.TempDir()
-	f := &fleet{t: t, root: root, remote: filepath.Join(root, "remote.git"), bin: bin, events: &stream{changed: make(chan struct{})}}
+	f := &fleet{t: t, root: root, remote: filepath.Join(root, "remote.git"), bin: bin, events: &stream{changed: make(chan struct{})},
+		planFile: planFile, branch: branch}
 	seed := filepath.Join(root, "seed")
-	mustWrite(t, filepath.Join(seed, "IMPLEMENTATION_PLAN.md"), plan)
+	mustWrite(t, filepath.Join(seed, planFile), plan)
 	mustWrite(t, filepath.Join(seed, ".gitignore"), ".ralph/\n")
 	mustWrite(t, filepath.Join(seed, "progress.txt"), "# progress\n")
 	gittest.Init(t, seed)
@@ -127,10 +170,20 @@ type workerProc struct {
 // start starts `ralph run --worker` in a new clone; its --json events go
 // to the fleet's stream.
 func (f *fleet) start(ctx context.Context, name string, args ...string) *workerProc {
-	dir := f.clone(name)
-	argv := append([]string{"run", "--worker", "--json", "--worker-id", name, "--lease", "2s"}, args...)
-	cmd := exec.CommandContext(ctx, filepath.Join(f.bin, "ralph"), argv...)
-	cmd.Dir, cmd.Env = dir, f.env
+	return f.startIn(ctx, f.clone(name), name, args...)
+}
+
+// startIn starts `ralph run --worker` in dir, a clone of the remote.
+func (f *fleet) startIn(ctx context.Context, dir, name string, args ...string) *workerProc {
+	argv := append([]string{filepath.Join(f.bin, "ralph"), "run", "--worker", "--json", "--worker-id", name, "--lease", "2s"}, args...)
+	return f.launch(ctx, dir, name, nil, argv...)
+}
+
+// launch starts argv in dir, with env added to the fleet's, as worker
+// name: a worker's --json events on its stdout go to the fleet's stream.
+func (f *fleet) launch(ctx context.Context, dir, name string, env []string, argv ...string) *workerProc {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, append(slices.Clip(f.env), env...)
 	w := &workerProc{name: name, cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &w.errb
 	out, err := cmd.StdoutPipe()
@@ -239,7 +292,8 @@ func workerSays(prefix string) func(event) bool {
 func (f *fleet) checkLedger(t *testing.T, tasks int) {
 	t.Helper()
 	check := f.clone("check")
-	subjects := strings.Split(gittest.Git(t, check, "log", "--reverse", "--format=%s", "main"), "\n")[1:]
+	branch := "origin/" + f.branch
+	subjects := strings.Split(gittest.Git(t, check, "log", "--reverse", "--format=%s", branch), "\n")[1:]
 	if len(subjects) != tasks {
 		t.Fatalf("run branch has %d task commits, want %d:\n%s", len(subjects), tasks, strings.Join(subjects, "\n"))
 	}
@@ -250,16 +304,18 @@ func (f *fleet) checkLedger(t *testing.T, tasks int) {
 			t.Errorf("task %s landed twice", id)
 		}
 		at[id] = i
-		files := gittest.Git(t, check, "show", "--name-only", "--format=", fmt.Sprintf("main~%d", tasks-1-i))
-		if want := "IMPLEMENTATION_PLAN.md\nprogress.txt\nwork-" + id + ".txt"; files != want {
-			t.Errorf("%s's commit changes\n%s\nwant\n%s", id, files, want)
+		files := gittest.Git(t, check, "show", "--name-only", "--format=", fmt.Sprintf("%s~%d", branch, tasks-1-i))
+		want := []string{f.planFile, "progress.txt", "work-" + id + ".txt"}
+		slices.Sort(want)
+		if files != strings.Join(want, "\n") {
+			t.Errorf("%s's commit changes\n%s\nwant\n%s", id, files, strings.Join(want, "\n"))
 		}
 	}
-	plan, err := task.Load(filepath.Join(check, "IMPLEMENTATION_PLAN.md"))
+	plan, err := task.Parse(f.planFile, []byte(gittest.Git(t, check, "show", branch+":"+f.planFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range plan.Plan().Tasks {
+	for _, tk := range plan.Tasks {
 		if tk.Status != task.StatusDone {
 			t.Errorf("%s is %s on the run branch", tk.ID, tk.Status)
 		}
@@ -269,11 +325,8 @@ func (f *fleet) checkLedger(t *testing.T, tasks int) {
 			}
 		}
 	}
-	progress, err := os.ReadFile(filepath.Join(check, "progress.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(progress), ": learned"); n != tasks {
+	progress := gittest.Git(t, check, "show", branch+":progress.txt")
+	if n := strings.Count(progress, ": learned"); n != tasks {
 		t.Errorf("progress.txt has %d tasks' lines, want %d:\n%s", n, tasks, progress)
 	}
 	if refs := gittest.Git(t, check, "ls-remote", f.remote, "refs/ralph/*"); refs != "" {
@@ -379,6 +432,46 @@ func TestWorkers(t *testing.T) {
 		f.checkLedger(t, 1)
 	})
 
+	// Not in parallel with the others: four more workers at once make
+	// the 2 s leases of the others too short on a busy machine.
+	t.Run("kubernetes_recipe_on_a_fresh_plan", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		// The Job's pods, as deploy/kubernetes/ralph-workers.yaml makes
+		// them: its parallelism, the container's args and environment, the
+		// entry point deploy/ralph-worker.sh. prd.json names ralph/fleet,
+		// which nobody made: the remote has only main. One pod makes the
+		// branch from main, the others take it, and none fails for it.
+		f := newFleetOf(t, bin, "prd.json", "ralph/fleet", fleetPlan())
+		main := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main")
+		pods, args, env := kubernetesWorkers(t, map[string]string{"ralph-git/REPO_URL": f.remote, "ralph-agent/ANTHROPIC_API_KEY": "unused"})
+		script, err := filepath.Abs(filepath.Join("..", "deploy", "ralph-worker.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws []*workerProc
+		for i := range pods {
+			pod := fmt.Sprintf("ralph-workers-%d-x7k9p", i)
+			podEnv := []string{"WORK_DIR=" + filepath.Join(f.root, pod)}
+			for _, e := range env {
+				podEnv = append(podEnv, strings.ReplaceAll(e, "$(POD_NAME)", pod))
+			}
+			ws = append(ws, f.launch(ctx, f.root, pod, podEnv, append([]string{"sh", script}, args...)...))
+		}
+		for _, w := range ws {
+			if code := w.wait(t); code != 0 {
+				t.Errorf("pod %s exited %d, want 0", w.name, code)
+			}
+		}
+		if n := f.events.count(workerSays("made the run branch ralph/fleet on origin from main")); n != 1 {
+			t.Errorf("%d pods say they made the run branch, want 1", n)
+		}
+		f.checkLedger(t, 12)
+		if got := gittest.Git(t, f.root, "--git-dir", f.remote, "rev-parse", "main"); got != main {
+			t.Errorf("main moved from %s to %s: the workers land on ralph/fleet only", main, got)
+		}
+	})
+
 	t.Run("remote_refuses_pushes_for_a_while", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -407,6 +500,41 @@ func TestWorkers(t *testing.T) {
 	})
 }
 
+// kubernetesWorkers reads deploy/kubernetes/ralph-workers.yaml: how many
+// pods run at once, and their container's args and environment
+// ("NAME=value"), with secrets' values from secrets ("secret/key") and
+// the pod's name as $(POD_NAME).
+func kubernetesWorkers(t *testing.T, secrets map[string]string) (pods int, args, env []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "ralph-workers.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1.Job
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	for _, e := range c.Env {
+		v := e.Value
+		switch from := e.ValueFrom; {
+		case from == nil:
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.name":
+			v = "$(POD_NAME)"
+		case from.SecretKeyRef != nil:
+			s, ok := secrets[from.SecretKeyRef.Name+"/"+from.SecretKeyRef.Key]
+			if !ok {
+				t.Fatalf("ralph-workers.yaml: %s from secret %s, key %s: the test has no value for it", e.Name, from.SecretKeyRef.Name, from.SecretKeyRef.Key)
+			}
+			v = s
+		default:
+			t.Fatalf("ralph-workers.yaml: %s: a value from %+v, which the test cannot make", e.Name, from)
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	return int(*job.Spec.Parallelism), c.Args, env
+}
+
 // BenchmarkWorkers times the 12-task plan with 1, 2 and 4 workers, each
 // task's agent working 0.5 s (BENCHMARKS.md).
 func BenchmarkWorkers(b *testing.B) {
@@ -420,6 +548,42 @@ func BenchmarkWorkers(b *testing.B) {
 				var ws []*workerProc
 				for i := range n {
 					ws = append(ws, f.start(b.Context(), fmt.Sprintf("w%d", i+1)))
+				}
+				for _, w := range ws {
+					if w.wait(b) != 0 {
+						b.Fatal("a worker failed")
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFleet times a fresh 12-story prd.json whose longest chain is
+// five stories (fleetPlan), each story's agent working 1 s, with 1, 2, 4
+// and 8 workers at the default lease (2 m): from the workers' start, each
+// in a clone made beforehand, until the last one exits with the plan done
+// (BENCHMARKS.md). The run branch is not on the remote: the workers make
+// it, unless RALPH_BENCH_BRANCH_MADE is set, which pushes it beforehand,
+// as a ralph that cannot make it needs.
+func BenchmarkFleet(b *testing.B) {
+	bin := workerBins(b)
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				f := newFleetOf(b, bin, "prd.json", "ralph/fleet", fleetPlan(), "WORK_SECONDS=1")
+				if os.Getenv("RALPH_BENCH_BRANCH_MADE") != "" {
+					gittest.Git(b, f.root, "--git-dir", f.remote, "branch", f.branch, "main")
+				}
+				dirs := make([]string, n)
+				for i := range dirs {
+					dirs[i] = f.clone(fmt.Sprintf("w%d", i+1))
+				}
+				b.StartTimer()
+				ws := make([]*workerProc, n)
+				for i, dir := range dirs {
+					ws[i] = f.startIn(b.Context(), dir, fmt.Sprintf("w%d", i+1), "--lease", "2m")
 				}
 				for _, w := range ws {
 					if w.wait(b) != 0 {

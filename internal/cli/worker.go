@@ -52,11 +52,15 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		return fmt.Errorf("--worker needs a git clone of the shared remote: %w", err)
 	}
 	defer func() { _ = g.Close() }()
-	branch := plan.Plan().Branch
+	// The plan's branchName may be on no remote yet: the first worker
+	// makes it from the branch checked out (or the remote's default).
+	checkedOut, headErr := g.Branch(ctx)
+	branch, makeBranch := plan.Plan().Branch, true
 	if branch == "" {
-		if branch, err = g.Branch(ctx); err != nil {
-			return fmt.Errorf("--worker lands on the plan's branchName or the branch checked out: %w", err)
+		if headErr != nil {
+			return fmt.Errorf("--worker lands on the plan's branchName or the branch checked out: %w", headErr)
 		}
+		branch, makeBranch = checkedOut, false
 	}
 	relPlan, err := state.RepoPath(g.Root, plan.Path())
 	if err != nil {
@@ -125,6 +129,7 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 			}
 		},
 	}
+	w.MakeBranch, w.From = makeBranch, checkedOut
 	err = w.Loop(ctx)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
 		screen.Handle(loop.Event{Kind: loop.EventWorker, WorkerID: id, Message: "stopped: " + err.Error()})

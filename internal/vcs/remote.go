@@ -44,9 +44,16 @@ func (g *Git) PushBranch(ctx context.Context, remote, branch, commit string) err
 // push runs git push --porcelain and sorts its failures: a ref line that
 // starts with "!" says why that ref was not updated.
 func (g *Git) push(ctx context.Context, args []string) error {
+	_, err := g.pushPorcelain(ctx, args)
+	return err
+}
+
+// pushPorcelain is push, returning git's report of a push that went
+// through: one line per ref, its first character saying what was done.
+func (g *Git) pushPorcelain(ctx context.Context, args []string) (string, error) {
 	out, err := g.run(ctx, nil, args...)
 	if err == nil {
-		return nil
+		return out, nil
 	}
 	for line := range strings.SplitSeq(out, "\n") {
 		if !strings.HasPrefix(line, "!") {
@@ -62,12 +69,12 @@ func (g *Git) push(ctx context.Context, args []string) error {
 		// changed the ref first.
 		if strings.HasPrefix(why, "[rejected]") || strings.HasPrefix(why, "[remote rejected] (failed to update ref)") ||
 			strings.HasPrefix(why, "[remote rejected] (failed to lock)") {
-			return fmt.Errorf("%w: %s: %w", ErrStale, why, err)
+			return "", fmt.Errorf("%w: %s: %w", ErrStale, why, err)
 		}
-		return fmt.Errorf("%w: %s: %w", ErrPushRejected, why, err)
+		return "", fmt.Errorf("%w: %s: %w", ErrPushRejected, why, err)
 	}
 	// No ref line: the remote was not reached, or hung up.
-	return fmt.Errorf("%w: %w", ErrPushRejected, err)
+	return "", fmt.Errorf("%w: %w", ErrPushRejected, err)
 }
 
 // Ref is a ref and what it points at.

@@ -44,6 +44,9 @@ func (l *Ledger) seenPrefix() string {
 	return "refs/ralph/seen/" + refPart(l.Remote) + "/" + l.key() + "/"
 }
 
+// branchRef is the run branch's ref on the remote.
+func (l *Ledger) branchRef() string { return "refs/heads/" + l.Branch }
+
 // trackingRef is the run branch's remote-tracking ref.
 func (l *Ledger) trackingRef() string { return "refs/remotes/" + l.Remote + "/" + l.Branch }
 
@@ -51,7 +54,7 @@ func (l *Ledger) trackingRef() string { return "refs/remotes/" + l.Remote + "/" 
 // them.
 func (l *Ledger) Fetch(ctx context.Context) (View, error) {
 	err := l.Git.Fetch(ctx, l.Remote,
-		"+refs/heads/"+l.Branch+":"+l.trackingRef(),
+		"+"+l.branchRef()+":"+l.trackingRef(),
 		"+"+ClaimsPrefix+l.key()+"/*:"+l.seenPrefix()+"*")
 	if err != nil {
 		return View{}, &fetchError{fmt.Errorf("fetching %s from %s: %w", l.Branch, l.Remote, err)}
@@ -88,6 +91,51 @@ func (l *Ledger) read(ctx context.Context) (View, error) {
 		v.Claims[c.Task] = c
 	}
 	return v, nil
+}
+
+// MakeBranch makes the run branch on the remote when it has none: from
+// the remote's branch from, or from its default branch (what its HEAD
+// names) when from is "" or a branch it does not have. The push creating
+// it succeeds only while the branch does not exist (a compare-and-swap
+// on the remote, as for claims), so of workers starting together on a
+// fresh plan one makes it and the others find it made. made says whether
+// this call made it, and base which branch it was made from; a branch
+// that exists is left as it is (made false, nil).
+func (l *Ledger) MakeBranch(ctx context.Context, from string) (made bool, base string, err error) {
+	patterns := []string{"HEAD", l.branchRef()}
+	if from != "" {
+		patterns = append(patterns, "refs/heads/"+from)
+	}
+	refs, head, err := l.Git.RemoteRefs(ctx, l.Remote, patterns...)
+	if err != nil {
+		return false, "", &fetchError{fmt.Errorf("asking %s for %s: %w", l.Remote, l.Branch, err)}
+	}
+	if _, ok := refs[l.branchRef()]; ok {
+		return false, "", nil
+	}
+	base = head
+	if _, ok := refs["refs/heads/"+from]; ok && from != "" {
+		base = from
+	}
+	if base == "" {
+		return false, "", fmt.Errorf("%s has no branch %s, nor a default branch to make it from: push one", l.Remote, l.Branch)
+	}
+	tracking := "refs/remotes/" + l.Remote + "/" + base
+	if err := l.Git.Fetch(ctx, l.Remote, "+refs/heads/"+base+":"+tracking); err != nil {
+		return false, base, fmt.Errorf("fetching %s from %s to make %s from it: %w", base, l.Remote, l.Branch, err)
+	}
+	commit, err := l.Git.ResolveCommit(ctx, tracking)
+	if err != nil {
+		return false, base, err
+	}
+	made, err = l.Git.CreateRef(ctx, l.Remote, l.branchRef(), commit)
+	switch {
+	case errors.Is(err, vcs.ErrStale):
+		return false, base, nil // another worker made it first, and landed on it
+	case err != nil:
+		return false, base, fmt.Errorf("making %s on %s from %s: %w", l.Branch, l.Remote, base, err)
+	}
+	return made, base, nil
 }
 
 // ErrTaken is a claim another worker got first.

@@ -41,6 +41,12 @@ type Worker struct {
 	// Union are files merged by keeping both sides' lines (Landing).
 	Union []string
 	Run   RunTask
+	// MakeBranch lets the worker make the run branch on the remote when
+	// the remote has none yet (a plan naming a branch nobody made): from
+	// the remote's branch From, or from its default branch when From is
+	// "" or not there. Of workers starting together, one makes it.
+	MakeBranch bool
+	From       string
 	// After, when set, runs once a task's run is over, before its
 	// worktree goes: dir as for Run, and the commit that landed the task
 	// ("" when it did not land).
@@ -52,6 +58,10 @@ type Worker struct {
 	// Now and Sleep are the clock; nil: the real one.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+
+	// releasing are the claims of landed tasks being given back while
+	// the worker goes on to its next task.
+	releasing sync.WaitGroup
 }
 
 // Loop works until no task is left that this worker could claim. It
@@ -66,10 +76,14 @@ func (w *Worker) Loop(ctx context.Context) error {
 	if w.Sleep == nil {
 		w.Sleep = loop.Sleep
 	}
+	defer w.releasing.Wait()
+	// poll paces the fetches of a worker that waits (the claims; the
+	// branch it watches more often, see await) and its tries at a remote
+	// that refuses.
 	poll := min(max(w.Lease/8, 100*time.Millisecond), 15*time.Second)
 	wait := poll
 	waiting := ""
-	fetched := false
+	fetched, made := false, !w.MakeBranch
 	for {
 		if ctx.Err() != nil {
 			return loop.ErrInterrupted
@@ -78,6 +92,14 @@ func (w *Worker) Loop(ctx context.Context) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				return loop.ErrInterrupted
+			}
+			if !fetched && !made {
+				// The run branch may not be on the remote yet.
+				made = true
+				if err := w.makeBranch(ctx, err); err != nil {
+					return err
+				}
+				continue
 			}
 			if !fetched || !isRemoteError(err) {
 				// The first fetch failing is a setup to fix (no such
@@ -114,8 +136,8 @@ func (w *Worker) Loop(ctx context.Context) error {
 				w.emit(nil, msg)
 				waiting = msg
 			}
-			if w.Sleep(ctx, poll) != nil {
-				return loop.ErrInterrupted
+			if err := w.await(ctx, v, poll); err != nil {
+				return err
 			}
 			continue
 		case errors.Is(err, ErrTaken):
@@ -135,6 +157,23 @@ func (w *Worker) Loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// makeBranch makes the run branch on the remote when the first fetch,
+// failing with fetchErr, found none there. nil says fetch again: the
+// branch is there now, made by this worker or another (maybe after the
+// fetch failed); fetchErr comes back when the remote could not be asked.
+func (w *Worker) makeBranch(ctx context.Context, fetchErr error) error {
+	made, base, err := w.Ledger.MakeBranch(ctx, w.From)
+	switch {
+	case isFetchError(err):
+		return fetchErr
+	case err != nil:
+		return err
+	case made:
+		w.emit(nil, fmt.Sprintf("made the run branch %s on %s from %s", w.Ledger.Branch, w.Ledger.Remote, base))
+	}
+	return nil
 }
 
 // sweep deletes the claims of tasks the run branch has done whose lease
@@ -263,7 +302,10 @@ func (w *Worker) work(ctx context.Context, head string, t task.Task, c Claim) er
 		if err == nil {
 			landed = commit
 			c, lost := hb.stop()
-			w.release(ctx, c)
+			// The task is done on the branch, which is what any worker
+			// reads first: its claim goes while this one fetches and
+			// claims its next task.
+			w.releasing.Go(func() { w.release(context.WithoutCancel(ctx), c) })
 			what := fmt.Sprintf("landed %s as %s on %s", t.ID, short(commit), w.Ledger.Branch)
 			if lost != nil {
 				// The result is on the branch all the same: done is done.

@@ -343,35 +343,52 @@ func newWorker(t *testing.T, remote, id string, run RunTask, events *[]string, m
 
 func TestTwoWorkersShareAPlan(t *testing.T) {
 	t.Parallel()
-	remote := newRemote(t)
-	var mu sync.Mutex
-	var events []string
-	ws := []*Worker{newWorker(t, remote, "a", doTask(""), &events, &mu), newWorker(t, remote, "b", doTask(""), &events, &mu)}
-	var wg sync.WaitGroup
-	errs := make([]error, len(ws))
-	for i, w := range ws {
-		wg.Go(func() { errs[i] = w.Loop(t.Context()) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("worker %s: %v", ws[i].ID, err)
-		}
-	}
-	log := gittest.Git(t, remote, "log", "--format=%s", "main")
-	for _, id := range []string{"T1", "T2", "T3"} {
-		if n := strings.Count(log, "feat: "+id); n != 1 {
-			t.Errorf("%s landed %d times:\n%s", id, n, log)
-		}
-	}
-	if strings.Index(log, "feat: T3") > strings.Index(log, "feat: T1") {
-		t.Errorf("T3 landed before its dependency T1:\n%s", log)
-	}
-	if refs := gittest.Git(t, remote, "for-each-ref", "refs/ralph/"); refs != "" {
-		t.Errorf("claims left:\n%s", refs)
-	}
-	if t.Failed() {
-		t.Log(strings.Join(events, "\n"))
+	for _, tc := range []struct {
+		name, branch string
+		// made: the workers make the run branch, which the remote lacks.
+		made bool
+	}{
+		{"on_main", "main", false},
+		{"on_a_fresh_branch", "ralph/fleet", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			remote := newRemote(t)
+			var mu sync.Mutex
+			var events []string
+			ws := []*Worker{newWorker(t, remote, "a", doTask(""), &events, &mu), newWorker(t, remote, "b", doTask(""), &events, &mu)}
+			var wg sync.WaitGroup
+			errs := make([]error, len(ws))
+			for i, w := range ws {
+				w.Ledger.Branch, w.MakeBranch, w.From = tc.branch, tc.made, "main"
+				wg.Go(func() { errs[i] = w.Loop(t.Context()) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("worker %s: %v", ws[i].ID, err)
+				}
+			}
+			made := strings.Count(strings.Join(events, "\n"), "made the run branch "+tc.branch+" on origin from main")
+			if want := map[bool]int{true: 1}[tc.made]; made != want {
+				t.Errorf("%d workers made the run branch, want %d", made, want)
+			}
+			log := gittest.Git(t, remote, "log", "--format=%s", tc.branch)
+			for _, id := range []string{"T1", "T2", "T3"} {
+				if n := strings.Count(log, "feat: "+id); n != 1 {
+					t.Errorf("%s landed %d times:\n%s", id, n, log)
+				}
+			}
+			if strings.Index(log, "feat: T3") > strings.Index(log, "feat: T1") {
+				t.Errorf("T3 landed before its dependency T1:\n%s", log)
+			}
+			if refs := gittest.Git(t, remote, "for-each-ref", "refs/ralph/"); refs != "" {
+				t.Errorf("claims left:\n%s", refs)
+			}
+			if t.Failed() {
+				t.Log(strings.Join(events, "\n"))
+			}
+		})
 	}
 }
 
@@ -403,5 +420,219 @@ func TestFailedTaskStopsTheWorkersStuck(t *testing.T) {
 	other := newWorker(t, remote, "b", doTask(""), &events, &mu)
 	if err := other.Loop(t.Context()); !errors.Is(err, loop.ErrStuck) {
 		t.Fatalf("second worker: %v, want stuck", err)
+	}
+}
+
+func TestMakeBranchRaceHasOneMaker(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	main := gittest.Git(t, remote, "rev-parse", "main")
+	ls := make([]*Ledger, 4)
+	for i := range ls {
+		ls[i] = ledger(clone(t, remote))
+		ls[i].Branch = "ralph/fleet"
+	}
+	var wg sync.WaitGroup
+	made := make([]bool, len(ls))
+	errs := make([]error, len(ls))
+	start := make(chan struct{})
+	for i, l := range ls {
+		wg.Go(func() {
+			<-start
+			made[i], _, errs[i] = l.MakeBranch(t.Context(), "main")
+		})
+	}
+	close(start)
+	wg.Wait()
+	n := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+		if made[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d workers made the branch, want exactly 1", n)
+	}
+	if got := gittest.Git(t, remote, "rev-parse", "ralph/fleet"); got != main {
+		t.Errorf("ralph/fleet at %s, want main's %s", got, main)
+	}
+	// Made, it is left alone: a worker starting later makes nothing.
+	if made, _, err := ls[0].MakeBranch(t.Context(), "main"); made || err != nil {
+		t.Errorf("MakeBranch on a branch that exists: made %v, %v", made, err)
+	}
+}
+
+func TestMakeBranchBase(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	// develop is main and one commit more.
+	g := clone(t, remote)
+	gittest.Git(t, g.Root, "commit", "-q", "--allow-empty", "-m", "develop")
+	gittest.Git(t, g.Root, "push", "-q", "origin", "HEAD:refs/heads/develop")
+	for _, tc := range []struct{ from, want string }{
+		{"develop", "develop"},
+		{"", "main"},
+		{"gone", "main"}, // a branch of the clone's that the remote lacks
+	} {
+		t.Run("from="+tc.from, func(t *testing.T) {
+			l := ledger(clone(t, remote))
+			l.Branch = "ralph/from-" + tc.want + "-" + tc.from
+			made, base, err := l.MakeBranch(t.Context(), tc.from)
+			if err != nil || !made || base != tc.want {
+				t.Fatalf("MakeBranch(%q): made %v from %q, %v; want made from %q", tc.from, made, base, err, tc.want)
+			}
+			if got, want := gittest.Git(t, remote, "rev-parse", l.Branch), gittest.Git(t, remote, "rev-parse", tc.want); got != want {
+				t.Errorf("%s at %s, want %s's %s", l.Branch, got, tc.want, want)
+			}
+		})
+	}
+}
+
+func TestNoBranchMadeUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	var mu sync.Mutex
+	var events []string
+	w := newWorker(t, remote, "a", doTask(""), &events, &mu)
+	w.Ledger.Branch = "ralph/fleet"
+	if err := w.Loop(t.Context()); err == nil || !strings.Contains(err.Error(), "couldn't find remote ref refs/heads/ralph/fleet") {
+		t.Fatalf("Loop on a branch the remote lacks, not allowed to make it: %v", err)
+	}
+	if refs := gittest.Git(t, remote, "for-each-ref", "refs/heads/ralph/"); refs != "" {
+		t.Errorf("branches made:\n%s", refs)
+	}
+}
+
+// gitCalls counts the git commands of a trace (GIT_TRACE) by name.
+func gitCalls(t *testing.T, trace string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if _, cmd, ok := strings.Cut(line, "trace: built-in: git "); ok {
+			n[strings.Fields(cmd)[0]]++
+		}
+	}
+	return n
+}
+
+// t0 is the waiting tests' clock's start.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// ms is a duration in milliseconds.
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// TestWaitingWorker: worker b comes to a plan whose T1 and T2 another
+// worker holds (T3 waits on T1): it has nothing to claim, and waits. Its
+// clock moves by its waits, which return at once; something happens
+// during its n-th wait; the first task it runs ends the test.
+func TestWaitingWorker(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// hold is the other worker's lease, lease b's.
+		hold, lease time.Duration
+		// at the wait numbered so, happen runs.
+		at     int
+		happen func(ctx context.Context, other *Ledger) error
+		waits  []time.Duration
+		ran    string
+		// looks are b's ls-remotes; it fetches twice: to start, and
+		// after its wait.
+		looks int
+	}{{
+		// b looks at the branch with ls-remote, soon and then every
+		// second, and fetches once it moved.
+		name: "sees_a_landing_within_a_second", hold: time.Hour, lease: time.Hour,
+		at: 6, happen: func(ctx context.Context, other *Ledger) error {
+			if err := doTask("")(ctx, other.Git.Root, "T1"); err != nil {
+				return err
+			}
+			return other.Git.PushBranch(ctx, "origin", "main", "HEAD")
+		},
+		waits: []time.Duration{ms(200), ms(400), ms(800), time.Second, time.Second, time.Second},
+		ran:   "T3",
+		looks: 6,
+	}, {
+		// Nothing moves: b fetches again when the other's lease ends,
+		// and takes T1 over.
+		name: "wakes_when_a_lease_runs_out", hold: 3 * time.Second, lease: time.Hour,
+		waits: []time.Duration{ms(200), ms(400), ms(800), time.Second, ms(600)},
+		ran:   "T1",
+		looks: 4,
+	}, {
+		// A claim given back leaves the branch as it is: b sees it at
+		// its next fetch, an eighth of its lease (2 s) after the last.
+		name: "sees_a_claim_given_back_at_its_next_fetch", hold: time.Hour, lease: 16 * time.Second,
+		at: 2, happen: func(ctx context.Context, other *Ledger) error {
+			v, err := other.Fetch(ctx)
+			if err != nil {
+				return err
+			}
+			return other.Release(ctx, v.Claims["T2"])
+		},
+		waits: []time.Duration{ms(200), ms(400), ms(800), ms(600)},
+		ran:   "T2",
+		looks: 3,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			remote := newRemote(t)
+			other := ledger(clone(t, remote))
+			for _, id := range []string{"T1", "T2"} {
+				if _, err := other.Claim(t.Context(), id, "other", t0, tc.hold, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var mu sync.Mutex
+			var events []string
+			w := newWorker(t, remote, "b", nil, &events, &mu)
+			trace := filepath.Join(t.TempDir(), "trace")
+			w.Ledger.Git.Env = append(w.Ledger.Git.Env, "GIT_TRACE="+trace)
+			now := t0
+			w.Lease, w.Now = tc.lease, func() time.Time { return now }
+			var waits []time.Duration
+			w.Sleep = func(ctx context.Context, d time.Duration) error {
+				if d == w.Lease/3 { // the heartbeat's: until the task ends
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				waits = append(waits, d)
+				now = now.Add(d)
+				if len(waits) == tc.at {
+					if err := tc.happen(ctx, other); err != nil {
+						t.Error(err)
+					}
+				}
+				return ctx.Err()
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var ran string
+			var calls map[string]int
+			w.Run = func(ctx context.Context, _, id string) error {
+				ran, calls = id, gitCalls(t, trace)
+				cancel()
+				return ctx.Err()
+			}
+			if err := w.Loop(ctx); !errors.Is(err, loop.ErrInterrupted) {
+				t.Fatalf("Loop: %v", err)
+			}
+			if fmt.Sprint(waits) != fmt.Sprint(tc.waits) || ran != tc.ran {
+				t.Errorf("waited %v, then ran %q; want %v, then %s", waits, ran, tc.waits, tc.ran)
+			}
+			if calls["fetch"] != 2 || calls["ls-remote"] != tc.looks {
+				t.Errorf("git commands before %s ran: %v; want 2 fetches and %d ls-remotes", tc.ran, calls, tc.looks)
+			}
+			if t.Failed() {
+				t.Log(strings.Join(events, "\n"))
+			}
+		})
 	}
 }
