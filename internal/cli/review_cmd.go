@@ -80,6 +80,9 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
+		return err
+	}
 	// The reviewers work in the run's sandbox, as in `ralph run`.
 	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
 	if err != nil {

@@ -241,6 +241,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
+		return err
+	}
 	// Before any agent runs: an explicit sandbox that cannot work stops
 	// the run here.
 	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)

@@ -92,6 +92,13 @@ func runTrust(opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
+	if dir, derr := opts.f.ProjectDir(); derr == nil {
+		if target := planLinkOut(dir, path); target != "" {
+			// A plan linked out of the project: what is approved is where
+			// it leads (approvePlanLink).
+			data = linkContent(target)
+		}
+	}
 	rec, err := opts.f.trustStore().Approve(path, data, time.Now())
 	if err != nil {
 		return fmt.Errorf("trust %s: %w", path, err)

@@ -47,6 +47,9 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
+		return err
+	}
 	g, err := vcs.Open(ctx, dir, opts.f.Environ())
 	if err != nil {
 		return fmt.Errorf("--worker needs a git clone of the shared remote: %w", err)

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
@@ -77,7 +78,17 @@ type Git struct {
 	// legacyChecked: the files earlier versions of ralph left in the git
 	// directory were looked for (legacy.go).
 	legacyChecked bool
+	// commits counts the commits made, for maintenanceEvery.
+	commits atomic.Int64
 }
+
+// maintenanceEvery is how often a commit of ralph's lets git run the
+// automatic maintenance git commit starts after its work (git maintenance
+// run --auto: a process of its own that costs more than the commit and
+// nearly always finds nothing to do, its thresholds counting thousands of
+// loose objects). The others say maintenance.auto=false for that commit
+// alone; a user's own maintenance.auto=false holds for all.
+const maintenanceEvery = 10
 
 // ralphIndex names ralph's own index, in the project's .ralph/.
 const ralphIndex = "git-index"
@@ -320,8 +331,12 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	if _, err := g.addAll(ctx, nil); err != nil {
 		return "", err
 	}
+	args := []string{"-c", "core.abbrev=40", "commit", "-m", message}
+	if g.commits.Add(1)%maintenanceEvery != 1 {
+		args = append([]string{"-c", "maintenance.auto=false"}, args...)
+	}
 	// The summary line is read in English.
-	out, err := g.commit(ctx, []string{"LC_ALL=C", "LANGUAGE="}, "-c", "core.abbrev=40", "commit", "-m", message)
+	out, err := g.commit(ctx, []string{"LC_ALL=C", "LANGUAGE="}, args...)
 	if err != nil {
 		if !g.stagedChanges(ctx) {
 			return "", nil // nothing to commit, or what changed was changed back
