@@ -199,6 +199,10 @@ func (g *Git) scan(ctx context.Context) error {
 		g.legacyChecked = true
 		g.removeLegacy()
 	}
+	// A look writes objects too (the new content it hashes).
+	if err := g.refuseLinks(); err != nil {
+		return err
+	}
 	err := g.scanOnce(ctx)
 	if err == nil || ctx.Err() != nil {
 		return err

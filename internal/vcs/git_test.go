@@ -625,4 +625,23 @@ func TestGitObeysTheUserNotTheAgent(t *testing.T) {
 	if b, _ := os.ReadFile(outside); string(b) != "# mine\n" {
 		t.Errorf("the file outside was written: %q", b)
 	}
+
+	// An object directory linked outside: no object of ralph's is written
+	// there.
+	if err := os.Remove(reflog); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "reflog", "expire", "--all", "--expire=now")
+	away := t.TempDir()
+	objDir := filepath.Join(dir, ".git", "objects", "ff")
+	_ = os.RemoveAll(objDir)
+	if err := os.Symlink(away, objDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Commit(ctx, "feat: b"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Commit with a linked object directory = %v, want a refusal", err)
+	}
+	if ents, _ := os.ReadDir(away); len(ents) > 0 {
+		t.Errorf("objects written outside: %v", ents)
+	}
 }

@@ -10,7 +10,7 @@ import (
 
 // refuseLinks checks, before a commit, that none of the files the commit
 // writes in the git directories (the index, HEAD, the refs and their
-// reflogs, COMMIT_EDITMSG) is a symbolic link: git writes through them,
+// reflogs, COMMIT_EDITMSG, the object directories) is a symbolic link: git writes through them,
 // and a sandboxed agent may write .git/ (for its own commits) but must not
 // make ralph's commit append to a file outside the repository (a reflog
 // linked to ~/.bashrc).
@@ -22,6 +22,15 @@ func (g *Git) refuseLinks() error {
 		}
 		for _, name := range []string{"index", "HEAD", "ORIG_HEAD", "COMMIT_EDITMSG", "packed-refs"} {
 			files = append(files, filepath.Join(dir, name))
+		}
+		// The object directories git writes new objects into, one level.
+		files = append(files, filepath.Join(dir, "objects"))
+		if ents, err := os.ReadDir(filepath.Join(dir, "objects")); err == nil {
+			for _, e := range ents {
+				if e.Type()&fs.ModeSymlink != 0 {
+					files = append(files, filepath.Join(dir, "objects", e.Name()))
+				}
+			}
 		}
 		// The trees themselves, and every link in them.
 		for _, tree := range []string{"refs", "refs/heads", "logs"} {
