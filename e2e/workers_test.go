@@ -456,6 +456,10 @@ func TestWorkers(t *testing.T) {
 			for _, e := range env {
 				podEnv = append(podEnv, strings.ReplaceAll(e, "$(POD_NAME)", pod))
 			}
+			// The Job asks for bubblewrap (the image has it); here the fake
+			// agent reads its scenario through variables a sandbox drops,
+			// from a directory under /tmp, which the sandbox hides.
+			podEnv = append(podEnv, "RALPH_SANDBOX_MODE=none")
 			ws = append(ws, f.launch(ctx, f.root, pod, podEnv, append([]string{"sh", script}, args...)...))
 		}
 		for _, w := range ws {
