@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // A plan that is a symbolic link out of the project (a plan shared
@@ -29,14 +31,11 @@ func planLinkOut(dir, path string) string {
 	if err != nil {
 		return "" // loading the plan says what is wrong
 	}
-	root := dir
-	if abs, err := filepath.Abs(dir); err == nil {
-		root = abs
+	root := projectfs.New(dir)
+	if r, err := filepath.EvalSymlinks(root.Dir()); err == nil {
+		root = projectfs.New(r)
 	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	if target == root || strings.HasPrefix(target, root+string(filepath.Separator)) {
+	if root.Contains(target) {
 		return ""
 	}
 	return target

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // confined checks that the files a project file names for ralph to read
@@ -54,7 +55,7 @@ func outside(path, dir string) string {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
 	}
-	if !within(filepath.Clean(abs), filepath.Clean(dir)) {
+	if !projectfs.New(dir).Contains(abs) {
 		return "is outside the project " + dir
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
@@ -65,13 +66,8 @@ func outside(path, dir string) string {
 	if err != nil {
 		return ""
 	}
-	if !within(real, realDir) {
+	if !projectfs.New(realDir).Contains(real) {
 		return "leads out of the project (to " + real + ")"
 	}
 	return ""
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
