@@ -113,6 +113,11 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	// --git-dir and --git-path answer relative to where git ran.
 	g.gitDir, g.commonDir, g.realIndex = absIn(dir, lines[1]), absIn(dir, lines[2]), absIn(dir, lines[3])
 	g.commonFile, g.commonFileExists = commonDirFile(g.gitDir)
+	if g.commonFileExists {
+		if err := checkCommonDirFile(g.gitDir, g.commonFile); err != nil {
+			return nil, err
+		}
+	}
 	g.index = filepath.Join(absIn(dir, "."), ralphDir, ralphIndex)
 	return g, nil
 }

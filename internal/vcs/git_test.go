@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // repo makes a real git repository in a temp dir, with the shared test
@@ -555,7 +556,7 @@ func TestGitObeysTheUserNotTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open with a git in the project first on PATH: %v", err)
 	}
-	if within(g.bin, dir) {
+	if projectfs.New(dir).Contains(g.bin) {
 		t.Fatalf("git is %s, inside the project", g.bin)
 	}
 	// The agent's common directory, with a hook that would run at the
@@ -643,5 +644,25 @@ func TestGitObeysTheUserNotTheAgent(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(away); len(ents) > 0 {
 		t.Errorf("objects written outside: %v", ents)
+	}
+}
+
+// TestOpenRefusesAPlantedCommondir: a commondir file in a repository's
+// own git directory (git writes one only for linked worktrees, naming
+// their common directory) was left by someone else, maybe an agent in an
+// earlier run: Open refuses it rather than take configuration and hooks
+// from where it points. A linked worktree's own opens as usual.
+func TestOpenRefusesAPlantedCommondir(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	if _, err := g.AddWorktree(ctx, filepath.Join(t.TempDir(), "wt"), "ralph/task/X"); err != nil {
+		t.Fatalf("a linked worktree: %v", err)
+	}
+	evil := t.TempDir()
+	gittest.Git(t, evil, "init", "-q", "--bare")
+	write(t, filepath.Join(dir, ".git", "commondir"), evil+"\n")
+	if _, err := Open(ctx, dir, g.Env); err == nil || !strings.Contains(err.Error(), "commondir") {
+		t.Errorf("Open with a planted commondir = %v, want a refusal naming it", err)
 	}
 }

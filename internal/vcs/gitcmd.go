@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // This file is the one door through which ralph runs git: every command
@@ -47,7 +48,7 @@ func gitOutside(dir string, env []string) (string, error) {
 		}
 	}
 	for _, d := range filepath.SplitList(path) {
-		if !filepath.IsAbs(d) || within(realOr(d), top) {
+		if !filepath.IsAbs(d) || projectfs.New(top).Contains(realOr(d)) {
 			continue
 		}
 		keep = append(keep, d)
@@ -85,11 +86,6 @@ func realOr(p string) string {
 		return a
 	}
 	return p
-}
-
-// within reports whether p is root or below it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // run runs one git command in the working tree; a failure is a *CmdError
@@ -223,6 +219,28 @@ func ConfigFiles(ctx context.Context, dir string, env []string) []string {
 func commonDirFile(gitDir string) (string, bool) {
 	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
 	return string(b), err == nil
+}
+
+// checkCommonDirFile refuses a commondir file git never writes: only a
+// linked worktree's git directory (COMMON/worktrees/NAME) has one, and it
+// names COMMON. Anything else was written by someone else, maybe an
+// agent in an earlier run, for git to take the configuration, the hooks
+// and the refs from elsewhere.
+func checkCommonDirFile(gitDir, content string) error {
+	want := ""
+	if filepath.Base(filepath.Dir(gitDir)) == "worktrees" {
+		want = filepath.Dir(filepath.Dir(gitDir))
+	}
+	got := strings.TrimSpace(content)
+	if !filepath.IsAbs(got) {
+		got = filepath.Join(gitDir, got)
+	}
+	if want != "" && filepath.Clean(got) == filepath.Clean(want) {
+		return nil
+	}
+	return fmt.Errorf("%s names %q, which git never writes there: git would take its configuration, hooks and "+
+		"branches from it, so ralph runs no git command while it is there (remove it if you did not make it)",
+		filepath.Join(gitDir, "commondir"), strings.TrimSpace(content))
 }
 
 // checkCommonDir refuses to go on when the git directory's commondir file
