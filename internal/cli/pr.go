@@ -142,7 +142,6 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 	if err != nil {
 		return tracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
 	}
-	defer func() { _ = git.Close() }()
 	branch, err := git.Branch(ctx)
 	if err != nil {
 		return tracker.PullResult{}, err
@@ -268,7 +267,6 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return fmt.Errorf("--pr-feedback needs a git repository: %w", err)
 	}
-	defer func() { _ = git.Close() }()
 	repo, err := prRepo(ctx, cfg, git)
 	if err != nil {
 		return err

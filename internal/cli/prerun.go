@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -143,9 +142,6 @@ func (s *session) run(ctx context.Context, opts loop.Options, deps loop.Deps) er
 	}
 	if s.repo != nil {
 		_ = s.store.SaveTree(context.WithoutCancel(ctx), s.repo)
-		if c, ok := s.repo.(io.Closer); ok {
-			_ = c.Close() // nothing of the repository's is written after the run
-		}
 	}
 	return err
 }

@@ -103,7 +103,6 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err != nil {
 		return fmt.Errorf("ralph review reads the branch's diff from git: %w", err)
 	}
-	defer func() { _ = repo.Close() }()
 	base, err := reviewBase(ctx, repo, opts.Since)
 	if err != nil {
 		return err

@@ -35,7 +35,6 @@ func runRemoteStatus(ctx context.Context, opts *statusOptions) error {
 	if err != nil {
 		return fmt.Errorf("status --remote needs a git clone of the workers' remote: %w", err)
 	}
-	defer func() { _ = g.Close() }()
 	branch := plan.Plan().Branch
 	if branch == "" {
 		if branch, err = g.Branch(ctx); err != nil {

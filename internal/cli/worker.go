@@ -54,7 +54,6 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return fmt.Errorf("--worker needs a git clone of the shared remote: %w", err)
 	}
-	defer func() { _ = g.Close() }()
 	// The plan's branchName may be on no remote yet: the first worker
 	// makes it from the branch checked out (or the remote's default).
 	checkedOut, headErr := g.Branch(ctx)

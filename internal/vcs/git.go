@@ -133,9 +133,6 @@ func absIn(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// Close implements io.Closer; nothing is left to write.
-func (g *Git) Close() error { return nil }
-
 // Snapshot returns the id of a tree object holding the working tree as it
 // is now (tracked and untracked, ignored files and .ralph/ excepted): a
 // look, then git write-tree of ralph's index.

@@ -26,7 +26,6 @@ func repo(t *testing.T) (*Git, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g.Close() })
 	return g, dir
 }
 
@@ -412,7 +411,6 @@ func TestOpenFromASubdirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g.Close() })
 	if want := filepath.Join(dir, "sub", ".ralph", "git-index"); g.index != want {
 		t.Errorf("ralph's index %q, want %q: in the state directory of the project opened", g.index, want)
 	}

@@ -24,7 +24,6 @@ func TestCommonDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g.Close() })
 	wt := filepath.Join(repo, ".ralph", "worktrees", "1")
 	if _, err := g.AddWorktree(t.Context(), wt, "task-1"); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ func cloneOfBare(t *testing.T) (*Git, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g.Close() })
 	return g, remote
 }
 
