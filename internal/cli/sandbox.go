@@ -40,13 +40,14 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 // variables.
 func (f *Factory) sandboxPolicy(ctx context.Context, cfg config.Config, dir string) sandbox.Policy {
 	gitDir := vcs.CommonDir(dir)
-	readOnly := slices.Concat([]string{filepath.Join(dir, state.Dir)}, f.ralphFiles(cfg, dir), vcs.ConfigFiles(ctx, dir, f.Environ()))
+	gitReadOnly, gitWritable := vcs.ConfigFiles(ctx, dir, f.Environ())
+	readOnly := slices.Concat([]string{filepath.Join(dir, state.Dir)}, f.ralphFiles(cfg, dir), gitReadOnly)
 	return sandbox.Policy{
 		Project:   dir,
 		Worktrees: filepath.Join(dir, state.Dir, state.WorktreesDir),
 		GitDir:    gitDir,
 		ReadOnly:  readOnly,
-		Writable:  cfg.Sandbox.AllowWrite,
+		Writable:  slices.Concat(gitWritable, cfg.Sandbox.AllowWrite),
 		// ralph's control channel is ralph's: a socket in a read-only
 		// directory still takes connections, so it is hidden.
 		Hidden:  slices.Concat(sandbox.DefaultHidden(), cfg.Sandbox.Deny, []string{serve.SocketPath(dir)}),
@@ -97,6 +98,16 @@ func (s runSandbox) agent(name string) *sandbox.Box {
 	}
 	spec, _ := agent.Lookup(name)
 	return s.choice.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+}
+
+// look is the sandbox of ralph's own look (git add into its own index)
+// when it must be confined: the gates', with that index writable; nil
+// without a sandbox.
+func (s runSandbox) look(dir string) proc.Wrapper {
+	if s.choice.Box == nil {
+		return nil
+	}
+	return s.choice.Box.With([]string{filepath.Join(dir, state.Dir, vcs.LookDir)}, nil)
 }
 
 // gates is the sandbox of the quality gates; nil without one.

@@ -48,6 +48,13 @@ type Git struct {
 	// agent wrote (npx lint-staged, a Makefile target), so they run as
 	// confined as the agent. Nil runs them as ralph.
 	Hooks proc.Wrapper
+	// Look, when set, is the sandbox ralph's git add runs in once the
+	// working tree holds a repository of its own (a submodule, or one
+	// nested in it): git add asks git status inside each, and that git
+	// obeys the repository's configuration and attributes (a clean
+	// filter), which the agent can write. It lets git write ralph's own
+	// index (LookDir). Nil runs them as ralph.
+	Look proc.Wrapper
 
 	// bin is the git executable, an absolute path found before any agent
 	// ran and never in the project (gitOutside).
@@ -80,6 +87,10 @@ type Git struct {
 	legacyChecked bool
 	// commits counts the commits made, for maintenanceEvery.
 	commits atomic.Int64
+	// nested: the working tree holds a repository of its own, so git
+	// add runs in the sandbox (Look, Hooks); nestedChecked: the index was
+	// asked once.
+	nested, nestedChecked atomic.Bool
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -90,8 +101,12 @@ type Git struct {
 // alone; a user's own maintenance.auto=false holds for all.
 const maintenanceEvery = 10
 
-// ralphIndex names ralph's own index, in the project's .ralph/.
-const ralphIndex = "git-index"
+// LookDir is the directory of ralph's own index in the project's .ralph/:
+// a sandbox that runs ralph's look lets git write it (and its lock) there.
+const LookDir = "git"
+
+// ralphIndex names ralph's own index in LookDir.
+const ralphIndex = "index"
 
 // Open finds the git working tree that contains dir, a project whose
 // state directory is dir/.ralph.
@@ -118,7 +133,7 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 			return nil, err
 		}
 	}
-	g.index = filepath.Join(absIn(dir, "."), ralphDir, ralphIndex)
+	g.index = filepath.Join(absIn(dir, "."), ralphDir, LookDir, ralphIndex)
 	return g, nil
 }
 
@@ -226,7 +241,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 		}
 		fresh = true
 	}
-	changed, err := g.addAll(ctx, []string{"GIT_INDEX_FILE=" + g.index})
+	changed, err := g.addAll(ctx, g.Look, []string{"GIT_INDEX_FILE=" + g.index})
 	if err != nil {
 		return err
 	}
@@ -334,7 +349,7 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	if err := g.refuseLinks(); err != nil {
 		return "", err
 	}
-	if _, err := g.addAll(ctx, nil); err != nil {
+	if _, err := g.addAll(ctx, g.Hooks, nil); err != nil {
 		return "", err
 	}
 	args := []string{"-c", "core.abbrev=40", "commit", "-m", message}
@@ -396,17 +411,48 @@ func (g *Git) stagedChanges(ctx context.Context) bool {
 // addAll stages every change into the index env names (the real one when
 // env is nil), git add -A, and returns the files whose content it changed
 // there. ralph's own files are not among them: .ralph/ ignores them
-// (ensureIgnored), while a file git tracks there is the user's.
-func (g *Git) addAll(ctx context.Context, env []string) ([]string, error) {
+// (ensureIgnored), while a file git tracks there is the user's. Once the
+// tree holds a repository of its own, git add runs in sandbox (nestedRepos).
+func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string) ([]string, error) {
 	if err := g.ensureIgnored(true); err != nil {
 		return nil, err
 	}
+	if sandbox != nil && !g.nestedRepos(ctx) {
+		sandbox = nil
+	}
 	// git add -v's lines are translated: read them in English.
-	out, err := g.run(ctx, append(env, "LC_ALL=C", "LANGUAGE="), "add", "-A", "-v", "--", ":(top)")
+	out, err := g.exec(ctx, sandbox, append(env, "LC_ALL=C", "LANGUAGE="), nil, "add", "-A", "-v", "--", ":(top)")
 	if err != nil {
 		return nil, err
 	}
-	return parseAddVerbose(out), nil
+	changed := parseAddVerbose(string(out))
+	for _, p := range changed {
+		if _, err := os.Lstat(filepath.Join(g.Root, p, ".git")); err == nil {
+			g.nested.Store(true) // a repository the agent made: the next add asks git status in it
+		}
+	}
+	return changed, nil
+}
+
+// nestedRepos reports whether the working tree holds a repository of its
+// own, as far as ralph knows: the index has a gitlink (asked once; git
+// add -v names the ones added later).
+func (g *Git) nestedRepos(ctx context.Context) bool {
+	if g.nested.Load() || g.nestedChecked.Swap(true) {
+		return g.nested.Load()
+	}
+	out, err := g.run(ctx, nil, "ls-files", "--stage", "-z")
+	if err != nil {
+		g.nested.Store(true) // cannot tell: the sandbox is the safe side
+		return true
+	}
+	for rec := range strings.SplitSeq(out, "\x00") {
+		if strings.HasPrefix(rec, "160000 ") {
+			g.nested.Store(true)
+			break
+		}
+	}
+	return g.nested.Load()
 }
 
 // parseAddVerbose reads git add -v: "add 'PATH'" and "remove 'PATH'", one
@@ -433,7 +479,7 @@ const ralphIgnore = "# ralph's own files: never committed\n*\n"
 // itself (where ralph's index lives) when create is true. An existing
 // .gitignore there is left as it is: it may be a file the user tracks.
 func (g *Git) ensureIgnored(create bool) error {
-	dir := filepath.Dir(g.index)
+	dir := filepath.Join(g.project, ralphDir)
 	if !create {
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -501,7 +547,7 @@ func (g *Git) hasBranch(ctx context.Context, name string) bool {
 // Status lists changed and untracked files (each untracked file, not just
 // its directory), as `git status --porcelain` names them.
 func (g *Git) Status(ctx context.Context) ([]Change, error) {
-	out, err := g.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	out, err := g.run(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
 	if err != nil {
 		return nil, err
 	}

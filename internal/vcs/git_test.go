@@ -411,7 +411,7 @@ func TestOpenFromASubdirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(dir, "sub", ".ralph", "git-index"); g.index != want {
+	if want := filepath.Join(dir, "sub", ".ralph", LookDir, "index"); g.index != want {
 		t.Errorf("ralph's index %q, want %q: in the state directory of the project opened", g.index, want)
 	}
 	if _, err := g.Changes(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,7 +135,7 @@ func (g *Git) exec(ctx context.Context, sandbox proc.Wrapper, env []string, stdi
 	}
 	if sandbox != nil {
 		if p, ok := sandbox.(passer); ok {
-			sandbox = p.Passing([]string{"GIT_DIR", "GIT_WORK_TREE", "LC_ALL", "LANGUAGE"})
+			sandbox = p.Passing([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "LC_ALL", "LANGUAGE"})
 		}
 		c.Sandbox, c.Dir = sandbox, g.project
 	}
@@ -176,42 +177,75 @@ func (g *Git) environ(extra []string) []string {
 }
 
 // ConfigFiles lists what git reads as configuration or runs as hooks in
-// the repository that holds dir, as the sandbox must keep them read-only
-// to the agent: the config files (the repository's, the worktree's, and
-// every file they include, wherever it is), the hooks directory
-// (core.hooksPath honoured) and info/. The hooks directory and info/ are
-// made when missing, so that a sandbox has something to bind read-only: a
-// hook the agent could create where none existed would run at ralph's
-// next commit. Nil outside a git repository.
-func ConfigFiles(ctx context.Context, dir string, env []string) []string {
+// the repository that holds dir, as a sandbox must hold them still for
+// the agent: read-only are the config files (the repository's, the
+// worktree's, and every file they include, wherever it is), the hooks
+// directory (core.hooksPath honoured), info/ and modules/; writable again
+// inside modules/ are the submodules' git directories, each but its own
+// config, hooks, info/ and modules/. The directories are made when
+// missing, so that a sandbox has something to bind read-only whether or
+// not they existed: a hook the agent could create where none was would
+// run at ralph's next commit, a submodule it could add would come with a
+// configuration of its own. Nil outside a git repository.
+func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writable []string) {
 	g, err := Open(ctx, dir, env)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	out, err := g.run(ctx, nil, "rev-parse", "--git-path", "hooks", "--git-path", "info")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	// The hooks git runs (core.hooksPath honoured), the default ones (a
 	// hooksPath can be unset), and info/.
 	dirs := append(strings.Split(strings.TrimSpace(out), "\n"), filepath.Join(g.commonDir, "hooks"))
-	var files []string
 	for _, p := range dirs {
 		p = absIn(g.Root, p)
 		_ = os.MkdirAll(p, 0o755)
-		files = append(files, p)
+		readOnly = append(readOnly, p)
 	}
-	files = append(files, filepath.Join(g.commonDir, "config"), filepath.Join(g.gitDir, "config.worktree"))
+	readOnly = append(readOnly, filepath.Join(g.commonDir, "config"), filepath.Join(g.gitDir, "config.worktree"))
 	// Included files, by origin: "file:PATH\tkey=value" lines.
 	if origins, err := g.run(ctx, nil, "config", "--local", "--includes", "--show-origin", "--list", "-z"); err == nil {
 		for rec := range strings.SplitSeq(origins, "\x00") {
 			if p, ok := strings.CutPrefix(rec, "file:"); ok && !strings.Contains(p, "\n") {
-				files = append(files, absIn(g.Root, p))
+				readOnly = append(readOnly, absIn(g.Root, p))
 			}
 		}
 	}
-	slices.Sort(files)
-	return slices.Compact(files)
+	ro, w := moduleFiles(filepath.Join(g.commonDir, "modules"))
+	readOnly, writable = append(readOnly, ro...), w
+	slices.Sort(readOnly)
+	return slices.Compact(readOnly), writable
+}
+
+// moduleFiles lays out a modules/ directory for a sandbox: itself
+// read-only (made when missing), so that no submodule is added with a
+// configuration of the agent's, and each submodule's git directory in it
+// writable (its objects, refs and index are the agent's work), but its
+// config, config.worktree, hooks, info/ and, recursively, modules/.
+// Symbolic links are not followed: a sandbox binds the real paths.
+func moduleFiles(modules string) (readOnly, writable []string) {
+	_ = os.MkdirAll(modules, 0o755)
+	readOnly = []string{modules}
+	_ = filepath.WalkDir(modules, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == modules {
+			return nil
+		}
+		if fi, err := os.Lstat(filepath.Join(p, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+			return nil // a directory holding submodules by path: a/b
+		}
+		writable = append(writable, p)
+		for _, name := range []string{"hooks", "info"} {
+			_ = os.MkdirAll(filepath.Join(p, name), 0o755)
+			readOnly = append(readOnly, filepath.Join(p, name))
+		}
+		readOnly = append(readOnly, filepath.Join(p, "config"), filepath.Join(p, "config.worktree"))
+		r, w := moduleFiles(filepath.Join(p, "modules")) // its own submodules
+		readOnly, writable = append(readOnly, r...), append(writable, w...)
+		return fs.SkipDir
+	})
+	return readOnly, writable
 }
 
 // commonDirFile reads the git directory's commondir file: its content,

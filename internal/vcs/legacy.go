@@ -16,8 +16,12 @@ import (
 // it can have left such a lock, and no git would ever take it.
 
 // removeLegacy removes what earlier versions left in the worktree's git
-// directory and the shared one.
+// directory and the shared one, and ralph's index where 0.1 kept it
+// (.ralph/git-index, now in LookDir).
 func (g *Git) removeLegacy() {
+	state := filepath.Join(g.project, ralphDir)
+	_ = os.Remove(filepath.Join(state, "git-index"))
+	_ = os.Remove(filepath.Join(state, "git-index.lock"))
 	for _, dir := range []string{g.gitDir, g.commonDir} {
 		if dir == "" {
 			continue
