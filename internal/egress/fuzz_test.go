@@ -29,6 +29,7 @@ func FuzzPolicy(f *testing.F) {
 		{"::ffff:10.0.0.0/104", "10.9.8.7", 1, ""},
 		{"fe80::1%eth0\nhttps://x/", "169.254.169.254", 80, "169.254.169.254"},
 		{"*:443\n0.0.0.0/0", "0.0.0.0", 443, "0.0.0.0"},
+		{"*", "nat64.example.test", 443, "64:ff9b::7f00:1"},
 	} {
 		f.Add(seed.allow, seed.host, seed.port, seed.addr)
 	}

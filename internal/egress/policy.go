@@ -16,7 +16,10 @@ import (
 // then be public, or be named exactly: by an IP or CIDR entry, or because
 // the host itself is listed by its exact name. `*` and `*.domain` never
 // reach a non-public address, so a public-looking name that resolves to
-// 127.0.0.1 (DNS rebinding) stays outside the host.
+// 127.0.0.1 (DNS rebinding) stays outside the host. Not public are the
+// loopback, private (RFC 1918, fc00::/7), link-local, shared (CGNAT,
+// 100.64.0.0/10), 0.0.0.0/8, unspecified, multicast and broadcast
+// addresses, and their IPv4-mapped and NAT64 (64:ff9b::/96) forms.
 type Policy struct {
 	entries []entry
 }
@@ -374,6 +377,14 @@ func describe(a netip.Addr) (what string, public bool) {
 		return "a shared (carrier-grade NAT, 100.64.0.0/10) address", false
 	case !a.IsGlobalUnicast():
 		return "not a unicast address", false
+	}
+	// 64:ff9b::/96 is NAT64's: the gateway carries it on to the IPv4
+	// address in its last four bytes, which may be on its network.
+	if b := a.As16(); a.Is6() && netip.PrefixFrom(netip.AddrFrom16([16]byte{0, 0x64, 0xff, 0x9b}), 96).Contains(a) {
+		v4 := netip.AddrFrom4([4]byte(b[12:]))
+		if what, public := describe(v4); !public {
+			return fmt.Sprintf("the NAT64 form of %s, %s", v4, what), false
+		}
 	}
 	return "", true
 }

@@ -146,6 +146,9 @@ func TestCheck(t *testing.T) {
 		{"unset: multicast", nil, "224.0.0.1", 80, nil, "a multicast address"},
 		{"unset: v6 multicast", nil, "ff02::1", 80, nil, "a multicast address"},
 		{"unset: broadcast", nil, "255.255.255.255", 80, nil, "not a unicast address"},
+		{"unset: nat64 of private", nil, "64:ff9b::10.1.2.3", 80, nil, "the NAT64 form of 10.1.2.3, a private network address"},
+		{"unset: nat64 of loopback", nil, "nat64.example.test", 80, []string{"64:ff9b::7f00:1"}, "the NAT64 form of 127.0.0.1, the host's loopback"},
+		{"unset: nat64 of public", nil, "64:ff9b::203.0.113.7", 80, nil, ""},
 		{"unset: no addresses", nil, "gone.example.test", 443, nil, "no such host"},
 		{"unset: one bad address of several", nil, "mixed.example.test", 443, []string{"203.0.113.7", "127.0.0.1"}, "resolves to 127.0.0.1"},
 
