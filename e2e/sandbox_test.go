@@ -12,11 +12,14 @@ import (
 )
 
 // TestSandboxAgents runs the real Claude Code CLI and Codex inside
-// bubblewrap (--sandbox bwrap): each completes both tasks of the plan
-// against the fake model server, its shell tool running in the sandbox,
-// while the model's attempt to read ~/.ssh/id_ed25519 and GITHUB_TOKEN
-// through that tool finds nothing. The project, HOME and TMPDIR are
-// outside /tmp, which the sandbox replaces with a private one.
+// bubblewrap (--sandbox bwrap), in a network of their own whose way out
+// is ralph's proxy: each completes both tasks of the plan against the
+// fake model server, reached through the proxy (sandbox.allow-hosts names
+// its address), its shell tool running in the sandbox, while the model's
+// attempt to read ~/.ssh/id_ed25519 and GITHUB_TOKEN through that tool
+// finds nothing, and its request to a host not allowed is refused and
+// reported. The project, HOME and TMPDIR are outside /tmp, which the
+// sandbox replaces with a private one.
 //
 // Run one with -run 'TestSandboxAgents/claude'.
 func TestSandboxAgents(t *testing.T) {
@@ -37,7 +40,8 @@ func testSandboxTasksDone(t *testing.T, cli agentCLI) {
 	t.Helper()
 	root := outsideTmp(t)
 	turns := []fakemodel.Turn{
-		fakemodel.Shell(`cat "$HOME/.ssh/id_ed25519" > leaked.txt 2>&1; echo "token=$GITHUB_TOKEN" >> leaked.txt; touch done-1.txt`),
+		fakemodel.Shell(`cat "$HOME/.ssh/id_ed25519" > leaked.txt 2>&1; echo "token=$GITHUB_TOKEN" >> leaked.txt; ` +
+			`git ls-remote http://blocked.example/repo.git > fetched.txt 2>&1; touch done-1.txt`),
 		fakemodel.Text(doneText("1")),
 		fakemodel.Shell("touch done-2.txt"), fakemodel.Text(doneText("2")),
 	}
@@ -49,6 +53,9 @@ func testSandboxTasksDone(t *testing.T, cli agentCLI) {
 		// mark (to find what outlives ralph) and codex's key variable.
 		"RALPH_SANDBOX_ENV=RALPH_E2E_RUN,FAKE_MODEL_API_KEY",
 		"GITHUB_TOKEN=ghp_e2e_sandbox_secret",
+		// The fake model server is on the host's loopback: named, the
+		// proxy lets the CLI reach it, and nothing else of the host's.
+		"RALPH_SANDBOX_ALLOW_HOSTS="+strings.TrimPrefix(p.server.URL, "http://"),
 	)
 	r := p.run(runDeadline, "--max-iterations", "4", "--max-attempts", "2", "--timeout", iterTimeout)
 	if r.code != 0 {
@@ -57,6 +64,14 @@ func testSandboxTasksDone(t *testing.T, cli agentCLI) {
 	if !strings.Contains(r.stdout, "sandbox bwrap") {
 		t.Errorf("the run header does not say sandbox bwrap:\n%s", firstLine(r.stdout))
 	}
+	// git's request through the proxy to a host the list does not name.
+	if !strings.Contains(r.stdout, "refused a connection: blocked.example:80 is not in sandbox.allow-hosts") {
+		t.Errorf("the run does not report the refused host:\n%s", r.stdout)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.dir, "fetched.txt")); err != nil || !strings.Contains(string(b), "403") {
+		t.Errorf("git ls-remote through the proxy: %q (%v), want its 403", b, err)
+	}
+	p.checkTranscriptHas("ralph: network: " + strings.TrimPrefix(p.server.URL, "http://") + " allowed")
 	p.checkBothDone()
 	p.checkShellRan(2)
 	b, err := os.ReadFile(filepath.Join(p.dir, "leaked.txt"))
@@ -96,11 +111,23 @@ func outsideTmp(t *testing.T) string {
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sandbox.Open(t.Context(), sandbox.KindBwrap, sandbox.Policy{Project: root, Network: true}, os.Environ()); err != nil {
+	if _, err := sandbox.Open(t.Context(), sandbox.KindBwrap, sandbox.Policy{Project: root, Network: sandbox.NetworkOpen}, os.Environ()); err != nil {
 		t.Skip("bubblewrap cannot run here: ", err)
 	}
 	if strings.HasPrefix(toolsBin, "/tmp/") {
 		t.Skipf("the CLIs are in %s, which the sandbox's private /tmp hides: install them elsewhere", toolsBin)
 	}
 	return root
+}
+
+// checkTranscriptHas fails unless one of the run's transcripts has line.
+func (p *project) checkTranscriptHas(line string) {
+	p.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(p.dir, ".ralph", "runs", "*", "iter-*.out"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), line+"\n") {
+			return
+		}
+	}
+	p.t.Errorf("no transcript of %d has the line %q", len(files), line)
 }

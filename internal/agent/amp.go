@@ -23,6 +23,7 @@ func ampSpec() Spec {
 			Files:   xdg("data", "amp/secrets.json"),
 			Login:   "run `amp login`, or set AMP_API_KEY",
 		},
+		Hosts:      []string{"ampcode.com", "*.ampcode.com"},
 		ConfigDirs: slices.Concat(xdg("config", "amp"), xdg("data", "amp"), xdg("cache", "amp")),
 		Env:        []string{"AMP_*"},
 	}

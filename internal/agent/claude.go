@@ -31,6 +31,7 @@ func claudeSpec() Spec {
 			Keyring: true, // macOS keeps the login in the keychain
 		},
 		// CLAUDE_CONFIG_DIR replaces ~/.claude (and holds .claude.json).
+		Hosts:      []string{"api.anthropic.com", "*.anthropic.com", "claude.ai", "*.claude.ai"},
 		ConfigDirs: []string{"$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json"},
 		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"},
 	}

@@ -27,6 +27,7 @@ func codexSpec() Spec {
 			Login:   "run `codex login`, or set OPENAI_API_KEY",
 		},
 		// CODEX_HOME replaces ~/.codex.
+		Hosts:      []string{"api.openai.com", "*.openai.com", "chatgpt.com", "*.chatgpt.com"},
 		ConfigDirs: []string{"$CODEX_HOME", "~/.codex"},
 		Env:        []string{"OPENAI_*", "CODEX_*"},
 	}

@@ -33,6 +33,7 @@ func copilotSpec() Spec {
 			Login:   "run `copilot login`, or set COPILOT_GITHUB_TOKEN",
 			Keyring: true,
 		},
+		Hosts:      []string{"api.github.com", "github.com", "*.githubcopilot.com"},
 		ConfigDirs: []string{"~/.copilot"},
 		Env:        []string{"COPILOT_*"},
 	}

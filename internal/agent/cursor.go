@@ -27,6 +27,7 @@ func cursorSpec() Spec {
 			Login:   "run `cursor-agent login`, or set CURSOR_API_KEY",
 			Keyring: true,
 		},
+		Hosts:      []string{"cursor.com", "*.cursor.com", "*.cursor.sh"},
 		ConfigDirs: append(xdg("config", "cursor"), "~/.cursor"),
 		Env:        []string{"CURSOR_*"},
 	}

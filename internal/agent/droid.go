@@ -28,6 +28,7 @@ func droidSpec() Spec {
 			Login:   "run `droid` and log in, or set FACTORY_API_KEY",
 			Keyring: true,
 		},
+		Hosts:      []string{"factory.ai", "*.factory.ai"},
 		ConfigDirs: []string{"~/.factory"},
 		Env:        []string{"FACTORY_*"},
 	}

@@ -28,6 +28,7 @@ func geminiSpec() Spec {
 			Files:   []string{"~/.gemini/oauth_creds.json"},
 			Login:   "run `gemini` and choose Login with Google, or set GEMINI_API_KEY",
 		},
+		Hosts:      []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "accounts.google.com"},
 		ConfigDirs: []string{"~/.gemini"},
 		Env:        []string{"GEMINI_*", "GOOGLE_*"},
 	}

@@ -25,6 +25,7 @@ func kiroSpec() Spec {
 			Files:   xdg("data", "kiro-cli/data.sqlite3"),
 			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
 		},
+		Hosts:      []string{"*.kiro.dev", "q.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"},
 		ConfigDirs: append(xdg("data", "kiro-cli"), "~/.kiro"),
 		Env:        []string{"KIRO_*"},
 	}

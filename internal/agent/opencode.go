@@ -28,6 +28,7 @@ func openCodeSpec() Spec {
 			Files:   xdg("data", "opencode/auth.json"),
 			Login:   "run `opencode auth login`, or set your provider's API key",
 		},
+		Hosts:      []string{"opencode.ai", "*.opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"},
 		ConfigDirs: slices.Concat(xdg("config", "opencode"), xdg("data", "opencode"), xdg("cache", "opencode"), xdg("state", "opencode")),
 		Env:        []string{"OPENCODE_*"},
 	}

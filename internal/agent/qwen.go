@@ -22,6 +22,7 @@ func qwenSpec() Spec {
 			Files:   []string{"~/.qwen/oauth_creds.json"},
 			Login:   "run `qwen` and log in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)",
 		},
+		Hosts:      []string{"chat.qwen.ai", "*.qwen.ai", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com"},
 		ConfigDirs: []string{"~/.qwen"},
 		Env:        []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
 	}

@@ -68,6 +68,11 @@ type Spec struct {
 	// caches, written "~/x" (under HOME) or "$VAR/x" (under a variable's
 	// value, when set); a sandbox must leave them writable.
 	ConfigDirs []string
+	// Hosts are the hosts the CLI needs (its API, its login), as
+	// sandbox.allow-hosts entries: a run whose proxy allows a list of
+	// hosts adds them. A user who points the CLI elsewhere (a gateway, a
+	// local model) names that host in sandbox.allow-hosts.
+	Hosts []string
 	// Env names the variables the CLI reads besides its credentials'
 	// (its endpoints, settings and switches; NAME* is a prefix): a
 	// sandbox passes them in, with Credentials.EnvVars, and drops the

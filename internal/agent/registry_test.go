@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/egress"
 )
 
 // dialectNames are the command agent's output dialects, in order.
@@ -41,7 +42,7 @@ func TestSpecs(t *testing.T) {
 				t.Errorf("the adapter is called %q", a.Name())
 			}
 			if s.Custom {
-				if s.Install != "" || s.Dialect != "" || s.ResolvesFileRefs || len(s.ConfigDirs) > 0 ||
+				if s.Install != "" || s.Dialect != "" || s.ResolvesFileRefs || len(s.ConfigDirs) > 0 || len(s.Hosts) > 0 ||
 					!cmp.Equal(s.Credentials, Credentials{}) {
 					t.Errorf("a custom agent claims facts: %+v", s)
 				}
@@ -55,6 +56,11 @@ func TestSpecs(t *testing.T) {
 			}
 			if len(s.ConfigDirs) == 0 {
 				t.Error("no config dirs")
+			}
+			// A proxy that allows a list of hosts adds these: each must
+			// read as an allow-hosts entry.
+			if _, err := egress.Parse(s.Hosts); err != nil || len(s.Hosts) == 0 {
+				t.Errorf("hosts %q: %v", s.Hosts, err)
 			}
 			for _, p := range slices.Concat(s.Credentials.Files, s.ConfigDirs) {
 				env := []string{"HOME=/home/u", "XDG_DATA_HOME=/xdg/data", "XDG_CONFIG_HOME=/xdg/config",

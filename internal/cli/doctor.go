@@ -295,10 +295,7 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 		return
 	}
 	r.add(section, mode, checkOK, c.Kind()+" works (a probe ran in it)", "")
-	network := "on (the agent reaches its API)"
-	if !reach.Network {
-		network = "off"
-	}
+	network := networkReach(reach.Network, cfg.Sandbox.AllowHosts)
 	r.add(section, "writable", checkOK, strings.Join(reach.Writable, ", ")+"; the rest of the host is read-only", "")
 	if len(reach.ReadOnly) > 0 {
 		r.add(section, "read-only", checkOK, strings.Join(reach.ReadOnly, ", "), "")
@@ -306,6 +303,20 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	r.add(section, "hidden", checkOK, cmp.Or(strings.Join(reach.Hidden, ", "), "(none of the hidden paths exists)"), "")
 	r.add(section, "environment", checkOK, strings.Join(reach.Env, " ")+"; the rest of ralph's environment is dropped", "")
 	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
+}
+
+// networkReach says what a child reaches of the network.
+func networkReach(mode string, allowHosts []string) string {
+	switch mode {
+	case sandbox.NetworkOpen:
+		return "open: the host's network, its loopback and abstract sockets included (sandbox.network = \"proxy\" keeps the agent to ralph's proxy)"
+	case sandbox.NetworkOff:
+		return "off: a loopback of its own"
+	}
+	if len(allowHosts) == 0 {
+		return "through ralph's proxy: any public host (logged in the transcript), nothing of the host's own"
+	}
+	return "through ralph's proxy: only " + strings.Join(allowHosts, ", ") + " and the agent's API; refusals are events"
 }
 
 func doctorPlan(r *doctorReport, dir, configured string) {

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // Exit codes of DESIGN.md §2.
@@ -56,6 +57,9 @@ const guardianCommand = "__guardian"
 func Main(build BuildInfo) int {
 	if len(os.Args) == 3 && os.Args[1] == guardianCommand {
 		return guardian(os.Args[2])
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.BridgeCommand {
+		return bridge(os.Args[2:], os.Stderr)
 	}
 	f := defaultFactory()
 	f.Build = build.complete(debug.ReadBuildInfo)

@@ -128,6 +128,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
+	defer sb.close()
 	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err

@@ -88,6 +88,7 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err != nil {
 		return err
 	}
+	defer sb.close()
 	reviewer, err := reviewerAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err

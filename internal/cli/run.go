@@ -250,6 +250,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	defer sb.close()
 	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
@@ -368,6 +369,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer stopOnBrokenPipe(stop)()
 	steer := loop.NewSteering()
 	deps.Control = steer
+	deps.Network = sb.network()
 	ch, pageURL, closeChannel := openChannel(ctx, opts, dir, lopts.RunID, steer, stop, logger)
 	defer closeChannel()
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,

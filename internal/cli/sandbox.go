@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/serve"
@@ -19,17 +21,45 @@ import (
 // ralph's own git, plan and state work stays outside it.
 type runSandbox struct {
 	choice sandbox.Choice
+	// egress is ralph's proxy, the sandbox's way out with sandbox.network
+	// = "proxy"; nil otherwise.
+	egress *egressRun
 }
 
 // chooseSandbox probes the configured sandbox for the project in dir. An
 // explicit one that cannot work here is an error, before any agent runs;
-// auto without one that works is none, with the reason.
+// auto without one that works is none, with the reason. With the network
+// through ralph's proxy, the proxy serves until close.
 func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir string) (runSandbox, error) {
 	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	if err != nil {
 		return runSandbox{}, fmt.Errorf("--sandbox %s: %w", cfg.Sandbox.Mode, err)
 	}
-	return runSandbox{choice: c}, nil
+	sb := runSandbox{choice: c}
+	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
+		agents := []string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)}
+		if sb.egress, err = startEgress(ctx, cfg, c.Box.Kind(), agents); err != nil {
+			return runSandbox{}, err
+		}
+		sb.choice.Box = c.Box.WithEgress(sb.egress.box)
+	}
+	return sb, nil
+}
+
+// close stops the sandbox's proxy, if it has one.
+func (s runSandbox) close() {
+	if s.egress != nil {
+		s.egress.stop()
+	}
+}
+
+// network is the account of the proxy's decisions for the loop; nil
+// without a proxy.
+func (s runSandbox) network() loop.Network {
+	if s.egress == nil {
+		return nil
+	}
+	return s.egress.network
 }
 
 // sandboxPolicy is what a child of a run in dir may reach: the project
@@ -52,7 +82,7 @@ func (f *Factory) sandboxPolicy(ctx context.Context, cfg config.Config, dir stri
 		// directory still takes connections, so it is hidden.
 		Hidden:  slices.Concat(sandbox.DefaultHidden(), cfg.Sandbox.Deny, []string{serve.SocketPath(dir)}),
 		Env:     cfg.Sandbox.Env,
-		Network: cfg.Sandbox.Network,
+		Network: string(cfg.Sandbox.Network),
 	}
 }
 

@@ -2,6 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +38,7 @@ func TestSandboxScripts(t *testing.T) {
 	if err := os.Mkdir(probeDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sandbox.Open(t.Context(), sandbox.KindBwrap, sandbox.Policy{Project: probeDir, Network: true}, os.Environ()); err != nil {
+	if _, err := sandbox.Open(t.Context(), sandbox.KindBwrap, sandbox.Policy{Project: probeDir, Network: sandbox.NetworkOpen}, os.Environ()); err != nil {
 		t.Skip("the sandbox's scripts need bubblewrap: ", err)
 	}
 	testscript.Run(t, testscript.Params{
@@ -116,4 +120,39 @@ func cmdNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	if (len(left) == 0) == neg {
 		ts.Fatalf("processes with %s: %v", args[0], left)
 	}
+}
+
+// httpserve NAME: serve HTTP on the host's 127.0.0.1, answering "hello
+// from NAME", and set $NAME to its host:port.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve NAME")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "hello from "+args[0])
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.Listener.Addr().String())
+}
+
+// abstractserve NAME: listen on an abstract unix socket of the host's
+// (as X11, D-Bus and IDEs do), set $NAME to @ its name.
+func cmdAbstractServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: abstractserve NAME")
+	}
+	name := "@ralph-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	ln, err := net.Listen("unix", name)
+	ts.Check(err)
+	ts.Defer(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	ts.Setenv(args[0], name)
 }

@@ -116,7 +116,9 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		// notify_script_test.go
 		"notifysink": cmdNotifySink,
 		// sandbox_script_test.go
-		"noprocs": cmdNoProcs,
+		"noprocs":       cmdNoProcs,
+		"httpserve":     cmdHTTPServe,
+		"abstractserve": cmdAbstractServe,
 	}
 }
 

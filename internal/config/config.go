@@ -6,8 +6,12 @@
 package config
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // Config is every setting a run uses. The toml tags are the keys of
@@ -109,10 +113,72 @@ type Sandbox struct {
 	// Deny more paths it hides.
 	AllowWrite []string `toml:"allow-write"`
 	Deny       []string `toml:"deny"`
-	// Network false cuts the sandbox off the network.
-	Network bool `toml:"network"`
+	// Network is how the sandbox reaches the network: proxy (a network
+	// of its own, out only through ralph's proxy), open (the host's) or
+	// off. A TOML boolean is read too: true is proxy, false off.
+	Network Network `toml:"network"`
+	// AllowHosts are the hosts the proxy lets the agent reach; empty:
+	// any public host.
+	AllowHosts []string `toml:"allow-hosts"`
 	// Env names more variables passed in (NAME* is a prefix).
 	Env []string `toml:"env"`
+}
+
+// Network is the value of sandbox.network.
+type Network string
+
+// The values of sandbox.network.
+const (
+	// NetworkProxy gives the sandbox a network of its own, whose only way
+	// out is ralph's proxy (sandbox.allow-hosts says where to).
+	NetworkProxy Network = "proxy"
+	// NetworkOpen shares the host's network, loopback included.
+	NetworkOpen Network = "open"
+	// NetworkOff gives the sandbox a loopback of its own and nothing else.
+	NetworkOff Network = "off"
+)
+
+// NetworkModes are the values of sandbox.network.
+func NetworkModes() []string {
+	return []string{string(NetworkProxy), string(NetworkOpen), string(NetworkOff)}
+}
+
+// UnmarshalTOML reads the value as written: a string (checked against
+// NetworkModes by the key's check, with the file's line), or a boolean.
+func (n *Network) UnmarshalTOML(raw []byte) error {
+	var v struct{ V any }
+	if err := toml.Unmarshal(append([]byte("V = "), raw...), &v); err != nil {
+		return err
+	}
+	switch x := v.V.(type) {
+	case string:
+		*n = Network(x)
+	case bool:
+		*n = NetworkOff
+		if x {
+			*n = NetworkProxy
+		}
+	default:
+		return fmt.Errorf("want %s, got %T", typeNetwork.want(), x)
+	}
+	return nil
+}
+
+// parseNetwork reads the string form of sandbox.network, as flags, the
+// environment and TOML give it: a mode, or a boolean (true: proxy, the
+// network on the safe way; false: off).
+func parseNetwork(s string) (Network, bool) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	switch t {
+	case "true", "1", "yes", "on":
+		return NetworkProxy, true
+	case "false", "0", "no":
+		return NetworkOff, true
+	}
+	if slices.Contains(NetworkModes(), t) {
+		return Network(t), true
+	}
+	return "", false
 }
 
 // SandboxModes are the values of sandbox.mode. They mirror the sandbox
@@ -302,7 +368,7 @@ func Defaults() Config {
 		Guard:       "warn",
 		QuotaAction: "wait",
 		Review:      Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
-		Sandbox:     Sandbox{Mode: "auto", Network: true},
+		Sandbox:     Sandbox{Mode: "auto", Network: NetworkProxy},
 		Worker:      Worker{Remote: "origin", Lease: Duration(DefaultLease)},
 		GitHub:      GitHub{Label: "ralph", Remote: "origin"},
 	}

@@ -77,7 +77,8 @@ var layerValues = map[string][3]string{
 	"sandbox.mode":        {"bwrap", "none", "sandbox-exec"},
 	"sandbox.allow-write": {"~/a", "~/b,/c", "/d"},
 	"sandbox.deny":        {"~/x", "~/y,/z", ".env"},
-	"sandbox.network":     {"false", "true", "false"},
+	"sandbox.network":     {"off", "open", "off"},
+	"sandbox.allow-hosts": {"a.example", "b.example,*.c.example", "10.0.0.0/8"},
 	"sandbox.env":         {"A", "B,C*", "D"},
 	"worker.remote":       {"up", "down", "side"},
 	"worker.lease":        {"1m", "2m", "3m"},
@@ -295,6 +296,12 @@ func TestFileErrors(t *testing.T) {
 			`ralph.toml:1: unknown key "iterations" (did you mean "max-iterations"?)`},
 		{"unknown table", "[zzz]\nq = 1\n",
 			`ralph.toml:1: unknown key "zzz"`},
+		{"network, not a mode", "[sandbox]\nnetwork = \"closed\"\n",
+			`ralph.toml:2: sandbox.network: want proxy, open or off, got "closed"`},
+		{"network, a number", "[sandbox]\nnetwork = 1\n",
+			`ralph.toml:2: sandbox.network: want "proxy", "open" or "off" (or true, false), got an integer`},
+		{"allow-hosts, a bad entry", "[sandbox]\nallow-hosts = [\"ok.example\", \"a b\"]\n",
+			`ralph.toml:2: sandbox.allow-hosts: "a b": "a b" is not a host name (' ' is not allowed; write names in other scripts in their xn-- form)`},
 		{"unknown agent key", "[agents.codex]\ncomand = \"x\"\n",
 			`ralph.toml:2: unknown key "agents.codex.comand" (did you mean "command"?)`},
 		{"key in capitals", "MODEL = \"x\"\n",
@@ -396,6 +403,24 @@ func TestFileErrors(t *testing.T) {
 				t.Errorf("errors.As(%v) = %+v, want an *Error with file and line", err, e)
 			}
 		})
+	}
+}
+
+// sandbox.network reads a TOML boolean as the modes it meant: true the
+// network on (through the proxy), false off.
+func TestNetworkAcceptsBooleans(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]Network{
+		"[sandbox]\nnetwork = true\n":      NetworkProxy,
+		"[sandbox]\nnetwork = false\n":     NetworkOff,
+		"sandbox = { network = 'open' }\n": NetworkOpen,
+		"[sandbox]\nnetwork = \"proxy\"\n": NetworkProxy,
+	} {
+		c := Defaults()
+		c.Sandbox.Network = ""
+		if err := c.applyFile("ralph.toml", []byte(doc)).err(); err != nil || c.Sandbox.Network != want {
+			t.Errorf("%q: network %q (%v), want %q", doc, c.Sandbox.Network, err, want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/egress"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -225,7 +226,16 @@ func sandboxFields() []field {
 		{key: "sandbox.deny", ptr: func(c *Config) any { return &c.Sandbox.Deny },
 			doc: "[sandbox] more paths the sandbox hides, besides ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.azure, ~/.kube, ~/.docker, ~/.gnupg, ~/.config/gh, ~/.netrc, ~/.git-credentials"},
 		{key: "sandbox.network", ptr: func(c *Config) any { return &c.Sandbox.Network },
-			doc: "[sandbox] network inside the sandbox (the agent needs its API); false cuts it"},
+			doc:   "[sandbox] the sandbox's network: proxy (a network of its own, out only through ralph's proxy, which logs every host and refuses the host's own addresses), open (the host's network, loopback included) or off (true means proxy, false off)",
+			check: func(c *Config) string { return oneOf(string(c.Sandbox.Network), NetworkModes()) }},
+		{key: "sandbox.allow-hosts", ptr: func(c *Config) any { return &c.Sandbox.AllowHosts },
+			doc: "[sandbox] with network = \"proxy\", the hosts the agent may reach: host, host:port, *.domain (its subdomains), an address or a network (10.0.0.0/8), * for any public host; each agent's API is added. Empty: any public host. The host's own addresses (loopback, private) only when named",
+			check: func(c *Config) string {
+				if _, err := egress.Parse(c.Sandbox.AllowHosts); err != nil {
+					return strings.ReplaceAll(strings.ReplaceAll(err.Error(), "sandbox.allow-hosts: ", ""), "\n", "; ")
+				}
+				return ""
+			}},
 		{key: "sandbox.env", ptr: func(c *Config) any { return &c.Sandbox.Env },
 			doc: "[sandbox] more environment variables passed in (NAME* is a prefix); the rest of ralph's environment beyond PATH, HOME, locale, terminal, proxies and the agent's own keys is dropped"},
 	}
@@ -445,6 +455,8 @@ func Flags(command string) []FlagDoc {
 			def = *p
 		case *Duration:
 			def = p.D()
+		case *Network:
+			def = string(*p)
 		case *[]string:
 			def = slices.Clone(*p)
 		default:
@@ -546,16 +558,18 @@ const (
 	typeDuration
 	typeList
 	typeTable
+	typeNetwork
 )
 
 func (t valueType) String() string {
-	return [...]string{"string", "integer", "number", "bool", "duration", "list", "table"}[t]
+	return [...]string{"string", "integer", "number", "bool", "duration", "list", "table", "string"}[t]
 }
 
 // want says what a value of the type looks like, for "want X, got Y".
 func (t valueType) want() string {
 	return [...]string{"a string", "an integer", "a number", "true or false",
-		"a duration string (90s, 15m, 1h)", "a list of strings", "a table"}[t]
+		"a duration string (90s, 15m, 1h)", "a list of strings", "a table",
+		`"proxy", "open" or "off" (or true, false)`}[t]
 }
 
 func typeOf(ptr any) valueType {
@@ -572,6 +586,8 @@ func typeOf(ptr any) valueType {
 		return typeDuration
 	case *[]string:
 		return typeList
+	case *Network:
+		return typeNetwork
 	}
 	panic(fmt.Sprintf("config: no value type for %T", ptr))
 }
@@ -610,6 +626,12 @@ func parseValue(ptr any, s string) string {
 			return notADuration(s)
 		}
 		*p = Duration(d)
+	case *Network:
+		n, ok := parseNetwork(s)
+		if !ok {
+			return fmt.Sprintf("want %s, got %q", typeNetwork.want(), s)
+		}
+		*p = n
 	case *[]string:
 		var list []string
 		for item := range strings.SplitSeq(s, ",") {
@@ -641,6 +663,8 @@ func copyValue(dst, src any) {
 		*d = *src.(*bool)
 	case *Duration:
 		*d = *src.(*Duration)
+	case *Network:
+		*d = *src.(*Network)
 	case *[]string:
 		*d = nil // an empty list is no list: [] in a file equals the default
 		if s := *src.(*[]string); len(s) > 0 {
@@ -664,6 +688,8 @@ func formatValue(ptr any) string {
 		return strconv.FormatBool(*p)
 	case *Duration:
 		return strconv.Quote(p.String())
+	case *Network:
+		return strconv.Quote(string(*p))
 	case *[]string:
 		quoted := make([]string, len(*p))
 		for i, s := range *p {

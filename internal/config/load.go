@@ -139,7 +139,7 @@ func (c *Config) applyFile(name string, data []byte) errorList {
 	entries, indexErr := indexKeys(data)
 
 	var file Config
-	decodeErr := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&file)
+	decodeErr := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().EnableUnmarshalerInterface().Decode(&file)
 
 	var errs errorList
 	if indexErr == nil {

@@ -241,6 +241,8 @@ func typeMatches(t valueType, en entry) bool {
 		return en.kind == unstable.Float || en.kind == unstable.Integer
 	case typeBool:
 		return en.kind == unstable.Bool
+	case typeNetwork:
+		return en.kind == unstable.String || en.kind == unstable.Bool
 	case typeList:
 		return en.kind == unstable.Array && en.elem == unstable.Invalid
 	case typeTable:

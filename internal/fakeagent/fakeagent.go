@@ -26,6 +26,9 @@
 //	                         AGENT's own dialect (see Dialects), built from its recorded sample FIXTURE:
 //	                         one BIG-byte tool result line, then tool calls with LINE-byte results, to
 //	                         about TOTAL bytes; the sample's last lines end the run
+//	fetch URL                ($VARS expanded) GET URL through $HTTPS_PROXY or $HTTP_PROXY, loopback included, as Node's
+//	                         and Rust's clients do; the status and body are the tool result
+//	dial ADDR                ($VARS expanded) connect to host:port, or @NAME (an abstract unix socket), without a proxy
 //	usage IN OUT [CR CW]     token usage of the result
 //	cost USD                 cost of the result
 //	error STATUS TEXT        end with is_error and api_error_status STATUS
@@ -47,9 +50,13 @@ package fakeagent
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -228,6 +235,20 @@ func (a *agentRun) do(verb, rest string) error {
 		}
 		a.toolCall("Bash", rest)
 		a.toolResult(string(out))
+	case "fetch":
+		// fetch URL: a GET through $HTTPS_PROXY/$HTTP_PROXY, as the agent
+		// CLIs built on Node and Rust make it, loopback included (Go's own
+		// client would go straight to a loopback address); the outcome is
+		// the tool result.
+		u := os.ExpandEnv(rest)
+		a.toolCall("WebFetch", u)
+		a.toolResult(fetch(u))
+	case "dial":
+		// dial ADDR: a connection of its own, no proxy: host:port, or
+		// @NAME for an abstract unix socket.
+		addr := os.ExpandEnv(rest)
+		a.toolCall("Dial", addr)
+		a.toolResult(dial(addr))
 	case "pass":
 		file, id, _ := strings.Cut(rest, " ")
 		return passStory(file, id)
@@ -592,4 +613,40 @@ func (a *agentRun) finishCodex(final string) {
 	a.write(map[string]any{"type": "turn.completed", "usage": map[string]any{
 		"input_tokens": a.usage[0] + a.usage[2] + a.usage[3], "cached_input_tokens": a.usage[2],
 		"cache_write_input_tokens": a.usage[3], "output_tokens": a.usage[1], "reasoning_output_tokens": 0}})
+}
+
+// fetch GETs url through the proxy the environment names and says what
+// came of it: "fetch URL: 200 BODY" or "fetch URL: refused 403 BODY".
+func fetch(url string) string {
+	proxy := cmp.Or(os.Getenv("HTTPS_PROXY"), os.Getenv("HTTP_PROXY"))
+	client := &http.Client{Timeout: 20 * time.Second}
+	if proxy != "" {
+		u, err := neturl.Parse(proxy)
+		if err != nil {
+			return "fetch " + url + ": bad proxy " + err.Error()
+		}
+		client.Transport = &http.Transport{Proxy: http.ProxyURL(u)}
+	}
+	resp, err := client.Get(url)
+	if err != nil {
+		return "fetch " + url + ": error " + err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return fmt.Sprintf("fetch %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+}
+
+// dial connects to addr without a proxy: "dial ADDR: connected" or
+// "dial ADDR: error ...".
+func dial(addr string) string {
+	network := "tcp"
+	if strings.HasPrefix(addr, "@") {
+		network = "unix"
+	}
+	c, err := net.DialTimeout(network, addr, 5*time.Second)
+	if err != nil {
+		return "dial " + addr + ": error " + err.Error()
+	}
+	c.Close()
+	return "dial " + addr + ": connected"
 }

@@ -40,6 +40,14 @@ type Plan interface {
 	MergeEdits() (task.Edits, error)
 }
 
+// Network is what the sandbox's proxy saw of the agent's requests.
+type Network interface {
+	// Watch starts an iteration's account; refused is called at each
+	// refusal, as it happens (from another goroutine). end stops the
+	// account and returns its lines, one per host.
+	Watch(refused func(message string)) (end func() []string)
+}
+
 // Store keeps state.json, history and transcripts.
 type Store interface {
 	LoadState() (state.State, error)

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		p.PrepareIteration(r.st.RunID, r.st.Iteration+1)
 	}
 	started := r.deps.Now()
+	endWatch := r.watchNetwork(ref)
 	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
 		Transcript: out,
 		Emit: func(e agent.Event) {
@@ -87,6 +89,11 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		},
 	})
 	ended := r.deps.Now()
+	// The hosts go after the agent's output, not into it: a line of
+	// ours in the middle of one of its lines would break both.
+	for _, line := range endWatch() {
+		_, _ = io.WriteString(out, line+"\n")
+	}
 	if terr := out.close(); terr != nil {
 		// The agent's result stands: the run records it, then stops.
 		r.warn("%v; the run stops after this iteration", terr)
@@ -543,4 +550,17 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// watchNetwork starts the iteration's account of the sandbox's network,
+// each refusal a warning about the task; the returned end gives its
+// lines. Without a proxy there is nothing to watch.
+func (r *runner) watchNetwork(ref *TaskRef) (end func() []string) {
+	if r.deps.Network == nil {
+		return func() []string { return nil }
+	}
+	iteration := r.st.Iteration
+	return r.deps.Network.Watch(func(message string) {
+		r.emit(Event{Kind: EventWarning, Iteration: iteration, Task: ref, Message: message})
+	})
 }

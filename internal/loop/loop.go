@@ -111,6 +111,10 @@ type Deps struct {
 	// Control, when set, lets the user pause the run and skip tasks
 	// between iterations (control.go).
 	Control Control
+	// Network, when set, is the account of the hosts the sandbox's proxy
+	// let the agent reach or refused: each iteration's goes at the end of
+	// its transcript, and each refusal is a warning as it happens.
+	Network Network
 	// Now and Sleep are the clock; tests replace them.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error

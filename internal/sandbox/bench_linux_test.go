@@ -28,7 +28,7 @@ func BenchmarkStart(b *testing.B) {
 	env := append(os.Environ(), "HOME="+filepath.Join(root, "home"))
 	p := Policy{Project: proj, Worktrees: filepath.Join(proj, ".ralph/worktrees"), GitDir: filepath.Join(proj, ".git"),
 		ReadOnly: []string{".ralph", ".git/hooks", ".git/config"}, Writable: []string{"~/.claude", "~/.claude.json"},
-		Hidden: DefaultHidden(), Env: []string{"ANTHROPIC_*"}, Network: true}
+		Hidden: DefaultHidden(), Env: []string{"ANTHROPIC_*"}, Network: NetworkOpen}
 	box, err := Open(b.Context(), KindBwrap, p, env)
 	if err != nil {
 		b.Skip("bubblewrap cannot run here: ", err)

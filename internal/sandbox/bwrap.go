@@ -1,14 +1,22 @@
 package sandbox
 
-import "github.com/ralph-loop/ralph/internal/proc"
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
+)
 
 // bwrapArgs are bubblewrap's arguments for a child laid out as r, up to
 // and including the "--" before the command.
 //
 //   - --unshare-all: namespaces of its own (user where the kernel allows,
-//     mount, pid, ipc, uts, cgroup, and net unless the network is on: then
-//     --share-net). In its own pid namespace the child sees none of the
-//     host's processes, ralph's included, and can signal none of them.
+//     mount, pid, ipc, uts, cgroup, and net unless the network is open:
+//     then --share-net). In its own pid namespace the child sees none of
+//     the host's processes, ralph's included, and can signal none of
+//     them; in its own network namespace it reaches nothing of the host's,
+//     not its loopback, not its abstract unix sockets (X11, D-Bus), only
+//     ralph's proxy when the policy has one (Egress), bound in.
 //   - --die-with-parent: the whole sandbox dies with the bwrap that proc
 //     started (which dies with ralph).
 //   - --cap-drop ALL: a child that is root (in a container, say) must not
@@ -17,13 +25,16 @@ import "github.com/ralph-loop/ralph/internal/proc"
 //     then the writable and read-only binds, shallow first, then the
 //     hidden paths (an empty read-only tmpfs over a directory, /dev/null
 //     over a file), which win.
-func bwrapArgs(r layout, network bool) []string {
+func bwrapArgs(r layout, network string, egress *Egress) []string {
 	args := []string{"--unshare-all"}
-	if network {
+	if network == NetworkOpen {
 		args = append(args, "--share-net")
 	}
 	args = append(args, "--die-with-parent", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", r.tmp)
+	if network == NetworkProxy && egress != nil {
+		args = append(args, "--bind", egress.Socket, bridgeSocket)
+	}
 	for _, m := range r.binds {
 		flag := "--ro-bind"
 		if m.writable {
@@ -46,8 +57,31 @@ func bwrapArgs(r layout, network bool) []string {
 // spares (or it would die at once and the namespace with it, before the
 // command's grace). The command runs in a session of its own, away from
 // ralph's terminal.
+//
+// With ralph's proxy (Egress) the command runs under the bridge, which
+// listens on the sandbox's loopback and gives the command the variables
+// that name it. bwrap runs a command with its path as argv[0]; the bridge
+// is told it is ralph (--argv0) when its file is named otherwise (a test
+// binary).
 func (b *Box) wrapBwrap(l proc.Launch, r layout) proc.Launch {
-	argv := append([]string{b.exe}, bwrapArgs(r, b.policy.Network)...)
+	e := b.egress()
+	argv := append([]string{b.exe}, bwrapArgs(r, b.policy.Network, e)...)
+	if e != nil {
+		if filepath.Base(e.Bridge) != "ralph" {
+			last := len(argv) - 1 // the "--"
+			argv = append(argv[:last:last], "--argv0", "ralph", "--")
+		}
+		argv = append(argv, e.Bridge, BridgeCommand, "--socket", bridgeSocket,
+			"--no-proxy", strings.Join(e.NoProxy, ","), "--")
+	}
 	argv = append(append(argv, r.path), l.Argv[1:]...)
 	return proc.Launch{Path: b.exe, Argv: argv, Dir: l.Dir, Env: r.env, Supervisor: true, Detach: true}
+}
+
+// egress is the policy's proxy when a child goes out through it, or nil.
+func (b *Box) egress() *Egress {
+	if b.policy.Network != NetworkProxy {
+		return nil
+	}
+	return b.policy.Egress
 }

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 // realBox opens a bwrap box on the fixture, or skips when bwrap cannot
 // run here. The fixture lies in the real /tmp, so the box's private /tmp
 // is another directory: what the policy itself hides is under test.
-func realBox(t *testing.T, network bool) (root string, box *Box) {
+func realBox(t *testing.T, network string) (root string, box *Box) {
 	t.Helper()
 	root, p, env := fixture(t)
 	if err := os.WriteFile(filepath.Join(root, "home/.ssh/id_ed25519"), []byte("PRIVATE KEY"), 0o600); err != nil {
@@ -74,7 +74,7 @@ func inBox(t *testing.T, box *Box, dir string, env []string, script string) (int
 // Each escape fails, and the project's edits land.
 func TestBwrapConfines(t *testing.T) {
 	t.Parallel()
-	root, box := realBox(t, true)
+	root, box := realBox(t, NetworkOpen)
 	proj := filepath.Join(root, "proj")
 	self := strconv.Itoa(os.Getpid())
 	attempts := []struct {
@@ -136,7 +136,7 @@ func TestBwrapConfines(t *testing.T) {
 // Only the variables the policy names go in.
 func TestBwrapEnvironment(t *testing.T) {
 	t.Parallel()
-	root, box := realBox(t, true)
+	root, box := realBox(t, NetworkOpen)
 	code, out := inBox(t, box, filepath.Join(root, "proj"), []string{"GITHUB_TOKEN=ghp_secret", "AWS_SECRET_ACCESS_KEY=aws",
 		"ANTHROPIC_API_KEY=mine", "LC_ALL=C"}, `echo "$GITHUB_TOKEN|$AWS_SECRET_ACCESS_KEY|$ANTHROPIC_API_KEY|$LC_ALL|$TMPDIR"`)
 	if want := "||mine|C|" + filepath.Join(root, "tmp"); code != 0 || out != want {
@@ -144,8 +144,8 @@ func TestBwrapEnvironment(t *testing.T) {
 	}
 }
 
-// sandbox.network = false leaves a child a loopback of its own: the
-// host's listeners are out of reach.
+// sandbox.network = "off" leaves a child a loopback of its own: the
+// host's listeners are out of reach; "open" shares the host's.
 func TestBwrapNetwork(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -166,8 +166,8 @@ func TestBwrapNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, network := range []bool{true, false} {
-		t.Run("network="+strconv.FormatBool(network), func(t *testing.T) {
+	for _, network := range []string{NetworkOpen, NetworkOff} {
+		t.Run("network="+network, func(t *testing.T) {
 			t.Parallel()
 			root, box := realBox(t, network)
 			var out bytes.Buffer
@@ -177,8 +177,8 @@ func TestBwrapNetwork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (res.ExitCode == 0) != network {
-				t.Errorf("dial the host's 127.0.0.1: exit %d (%s), want success=%v", res.ExitCode, out.String(), network)
+			if open := network == NetworkOpen; (res.ExitCode == 0) != open {
+				t.Errorf("dial the host's 127.0.0.1: exit %d (%s), want success=%v", res.ExitCode, out.String(), open)
 			}
 		})
 	}

@@ -100,7 +100,11 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 		out.binds = append(out.binds, bind{path: r})
 	}
 	if out.tmp != "" {
-		for _, v := range visibleDirs(out.tmp, out.path, l.Env, writable) {
+		visible := visibleDirs(out.tmp, out.path, l.Env, writable)
+		if e := b.egress(); e != nil {
+			visible = append(visible, visibleDirs(out.tmp, e.Bridge, nil, writable)...)
+		}
+		for _, v := range dedupe(visible) {
 			out.binds = append(out.binds, bind{path: v})
 		}
 	}
@@ -152,14 +156,20 @@ func visibleDirs(tmp, path string, env, writable []string) []string {
 	return out
 }
 
-// filterEnv keeps the variables of env the box lets in.
+// filterEnv keeps the variables of env the box lets in. Behind ralph's
+// proxy the variables naming a proxy are ralph's: the bridge sets them
+// (bwrap), or they are set here (sandbox-exec).
 func (b *Box) filterEnv(env []string) []string {
 	allowed := slices.Concat(BaseEnv(), b.policy.Env, b.pass)
+	e := b.egress()
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "TMPDIR" && b.kind == KindBwrap {
 			continue // set below: the private /tmp
+		}
+		if e != nil && slices.Contains(proxyVars(), k) {
+			continue
 		}
 		if slices.ContainsFunc(allowed, func(p string) bool { return matchName(p, k) }) ||
 			(k == "TMPDIR" && b.kind == KindSandboxExec) {
@@ -169,7 +179,22 @@ func (b *Box) filterEnv(env []string) []string {
 	if b.kind == KindBwrap {
 		out = append(out, "TMPDIR="+b.tmp)
 	}
+	if e != nil && b.kind == KindSandboxExec {
+		out = append(out, ProxyEnv("http://"+e.Addr, e.NoProxy)...)
+	}
 	return out
+}
+
+// ProxyEnv are the variables that send a child's HTTP and HTTPS through
+// the proxy at url, but for the hosts in noProxy. Node's own fetch reads
+// them only when NODE_USE_ENV_PROXY says so (Node 24; older versions
+// ignore it, and the CLIs built on them read the variables themselves).
+func ProxyEnv(url string, noProxy []string) []string {
+	np := strings.Join(noProxy, ",")
+	return []string{
+		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
+		"NO_PROXY=" + np, "no_proxy=" + np, "NODE_USE_ENV_PROXY=1",
+	}
 }
 
 // expand makes a policy path absolute: "~/x" under HOME, "$VAR/x" under

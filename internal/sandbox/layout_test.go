@@ -52,7 +52,7 @@ func fixture(t *testing.T) (root string, p Policy, env []string) {
 		Writable:  []string{"~/.claude", "~/.claude.json", "$XDG_CACHE_HOME", "~/missing"},
 		Hidden:    []string{"~/.ssh", "~/.netrc", "~/.aws", "$XDG_RUNTIME_DIR", ".env"},
 		Env:       []string{"ANTHROPIC_*", "FAKE"},
-		Network:   true,
+		Network:   NetworkOpen,
 	}
 	env = []string{"HOME=" + filepath.Join(root, "home"), "XDG_CACHE_HOME=" + filepath.Join(root, "home/cache"),
 		"PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin"}
@@ -179,10 +179,10 @@ func TestSandboxExecProfile(t *testing.T) {
 (deny signal)
 (allow signal (target same-sandbox))
 `
-	if diff := cmp.Diff(want, profile(r, true)); diff != "" {
+	if diff := cmp.Diff(want, profile(r, NetworkOpen, nil)); diff != "" {
 		t.Errorf("profile with the network on (-want +got):\n%s", diff)
 	}
-	if got := profile(r, false); got != want+"(deny network*)\n" {
+	if got := profile(r, NetworkOff, nil); got != want+"(deny network*)\n" {
 		t.Errorf("profile with the network off ends:\n%s", got[len(got)-60:])
 	}
 }

@@ -75,9 +75,51 @@ type Policy struct {
 	// Env names the variables passed in besides BaseEnv: the agent's
 	// credentials, sandbox.env. NAME* is a prefix.
 	Env []string
-	// Network false cuts a child off the network (Linux: a loopback of
-	// its own).
-	Network bool
+	// Network is how a child reaches the network: NetworkOpen (the
+	// host's network), NetworkOff (a loopback of its own, nothing else)
+	// or NetworkProxy (that, and ralph's proxy: Egress).
+	Network string
+	// Egress is where a child reaches ralph's proxy with NetworkProxy.
+	Egress *Egress
+}
+
+// The values of Policy.Network.
+const (
+	NetworkOpen  = "open"
+	NetworkOff   = "off"
+	NetworkProxy = "proxy"
+)
+
+// Egress is how a child with a network of its own reaches ralph's proxy,
+// its only way out. With bubblewrap the child's loopback is its own: a
+// bridge (ralph's hidden __sandbox-bridge command, run in the sandbox
+// around the child) listens on it and passes each connection to the
+// proxy's unix socket, which is bound in. With sandbox-exec the child
+// shares the host's loopback, and the profile lets it reach the proxy's
+// TCP address and nothing else.
+type Egress struct {
+	// Socket is the proxy's unix socket (bwrap); Addr its TCP address on
+	// the host's loopback (sandbox-exec).
+	Socket, Addr string
+	// Bridge is ralph's executable, which has the bridge command (BridgeCommand).
+	Bridge string
+	// NoProxy are the hosts a child reaches on its own loopback, not
+	// through the proxy (NO_PROXY): its own servers, for its tests.
+	NoProxy []string
+}
+
+// BridgeCommand is the hidden command of ralph's that bridges a child's
+// loopback to the proxy (Egress).
+const BridgeCommand = "__sandbox-bridge"
+
+// bridgeSocket is where the proxy's socket is bound in a bwrap sandbox:
+// in its private /tmp, which is its own to create it in.
+const bridgeSocket = "/tmp/.ralph-egress.sock"
+
+// proxyVars are the variables that name a proxy; with NetworkProxy the
+// child's are ralph's, whatever ralph's environment says.
+func proxyVars() []string {
+	return []string{"http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"}
 }
 
 // DefaultHidden are the paths no confined child sees: keys, cloud and
@@ -153,6 +195,14 @@ func (b *Box) With(writable, env []string) *Box {
 	return &c
 }
 
+// WithEgress returns the box with its children going out through
+// ralph's proxy at e, when its policy's network is NetworkProxy.
+func (b *Box) WithEgress(e Egress) *Box {
+	c := *b
+	c.policy.Egress = &e
+	return &c
+}
+
 // Passing returns the box letting in, besides its policy's variables,
 // those named: the ones an invocation sets itself (an adapter's
 // IS_SANDBOX, the user's [agents.NAME] env), which are meant for the
@@ -185,7 +235,7 @@ type Reach struct {
 	Writable, ReadOnly, Hidden []string
 	// Env are the names of the variables passed in (NAME* a prefix).
 	Env     []string
-	Network bool
+	Network string
 }
 
 // Reach says what a child in the project can reach.

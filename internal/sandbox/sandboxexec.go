@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"net"
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/proc"
@@ -11,10 +12,13 @@ import (
 // (and the terminal, the null device and the temporary directories, since
 // macOS has no private /tmp to give), the read-only binds inside them
 // denied again, the hidden paths neither readable nor writable, signals
-// only within the sandbox, and no network unless it is on. Seatbelt
+// only within the sandbox, and the network as the policy says: all of it
+// (open), none (off), or only ralph's proxy on the host's loopback (proxy,
+// at egress's TCP address; the child shares the host's loopback, so
+// nothing else of it is allowed). Seatbelt
 // applies the last rule that matches, so the rules go from broad to
 // narrow, as the binds are sorted.
-func profile(r layout, network bool) string {
+func profile(r layout, network string, egress *Egress) string {
 	var b strings.Builder
 	b.WriteString("(version 1)\n(allow default)\n(deny file-write*)\n")
 	b.WriteString("(allow file-write*\n" +
@@ -36,7 +40,12 @@ func profile(r layout, network bool) string {
 		b.WriteString("(deny file-read* file-write* (" + filter + " " + sbplString(h.path) + "))\n")
 	}
 	b.WriteString("(deny signal)\n(allow signal (target same-sandbox))\n")
-	if !network {
+	switch {
+	case network == NetworkOpen:
+	case network == NetworkProxy && egress != nil && egress.Addr != "":
+		_, port, _ := net.SplitHostPort(egress.Addr)
+		b.WriteString("(deny network*)\n(allow network-outbound (remote ip " + sbplString("localhost:"+port) + "))\n")
+	default:
 		b.WriteString("(deny network*)\n")
 	}
 	return b.String()
@@ -52,6 +61,6 @@ func sbplString(s string) string {
 // place, so it is no supervisor. The command runs in a session of its
 // own, away from ralph's terminal.
 func (b *Box) wrapSandboxExec(l proc.Launch, r layout) proc.Launch {
-	argv := append([]string{b.exe, "-p", profile(r, b.policy.Network), r.path}, l.Argv[1:]...)
+	argv := append([]string{b.exe, "-p", profile(r, b.policy.Network, b.egress()), r.path}, l.Argv[1:]...)
 	return proc.Launch{Path: b.exe, Argv: argv, Dir: l.Dir, Env: r.env, Detach: true}
 }
