@@ -120,14 +120,15 @@ func outsideTmp(t *testing.T) string {
 	return root
 }
 
-// checkTranscriptHas fails unless one of the run's transcripts has line.
-func (p *project) checkTranscriptHas(line string) {
+// checkTranscriptHas fails unless one of the run's transcripts has a
+// line that starts with prefix.
+func (p *project) checkTranscriptHas(prefix string) {
 	p.t.Helper()
 	files, _ := filepath.Glob(filepath.Join(p.dir, ".ralph", "runs", "*", "iter-*.out"))
 	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), line+"\n") {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "\n"+prefix) {
 			return
 		}
 	}
-	p.t.Errorf("no transcript of %d has the line %q", len(files), line)
+	p.t.Errorf("no line of the %d transcripts starts with %q", len(files), prefix)
 }
