@@ -204,12 +204,22 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 		_ = os.MkdirAll(p, 0o755)
 		readOnly = append(readOnly, p)
 	}
-	readOnly = append(readOnly, filepath.Join(g.commonDir, "config"), filepath.Join(g.gitDir, "config.worktree"))
-	// Included files, by origin: "file:PATH\tkey=value" lines.
+	worktreeConfig := filepath.Join(g.gitDir, "config.worktree")
+	readOnly = append(readOnly, filepath.Join(g.commonDir, "config"), worktreeConfig)
+	// Included files, by origin: "file:PATH\tkey=value" lines, then
+	// "key\nvalue" ones.
 	if origins, err := g.run(ctx, nil, "config", "--local", "--includes", "--show-origin", "--list", "-z"); err == nil {
 		for rec := range strings.SplitSeq(origins, "\x00") {
 			if p, ok := strings.CutPrefix(rec, "file:"); ok && !strings.Contains(p, "\n") {
 				readOnly = append(readOnly, absIn(g.Root, p))
+			}
+			// git reads config.worktree once the repository says so; one
+			// the agent would make where none is must be bound read-only
+			// too, so it is made: empty, as git config --worktree would.
+			if k, v, ok := strings.Cut(rec, "\n"); ok && strings.EqualFold(k, "extensions.worktreeConfig") && isTrue(v) {
+				if f, err := os.OpenFile(worktreeConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+					_ = f.Close()
+				}
 			}
 		}
 	}
@@ -217,6 +227,15 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 	readOnly, writable = append(readOnly, ro...), w
 	slices.Sort(readOnly)
 	return slices.Compact(readOnly), writable
+}
+
+// isTrue reads a git boolean as git does.
+func isTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
 }
 
 // moduleFiles lays out a modules/ directory for a sandbox: itself
