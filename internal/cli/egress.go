@@ -128,6 +128,17 @@ func noProxy(allowHosts []string) []string {
 type networkLog struct {
 	mu       sync.Mutex
 	watchers map[*hostAccount]func(string)
+	// unwatched reports a refusal while no iteration's agent runs (a
+	// gate's, a reviewer's); nil drops it.
+	unwatched func(string)
+}
+
+// reportUnwatched sets where a refusal goes while no iteration's agent
+// runs.
+func (n *networkLog) reportUnwatched(report func(string)) {
+	n.mu.Lock()
+	n.unwatched = report
+	n.mu.Unlock()
 }
 
 // maxHosts bounds an iteration's account: past it, hosts are counted.
@@ -171,6 +182,9 @@ func (n *networkLog) decide(d egress.Decision) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if msg != "" && len(n.watchers) == 0 && n.unwatched != nil {
+		n.unwatched(msg)
+	}
 	for a, refused := range n.watchers {
 		a.add(where, d)
 		if msg != "" {

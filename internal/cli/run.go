@@ -392,6 +392,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		}
 	}
 	deps.Emit = life.attach(handle)
+	if sb.egress != nil {
+		// A gate's or a reviewer's refusal, between agents.
+		emit := deps.Emit
+		sb.egress.network.reportUnwatched(func(msg string) {
+			emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+		})
+	}
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
 	}
