@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // Decision is what the proxy did with one request or CONNECT.
@@ -71,6 +73,12 @@ const (
 	idleTimeout       = 5 * time.Minute
 )
 
+// maxConns bounds the agent's connections the proxy serves at once: each
+// holds a file descriptor of ralph's, two with its upstream one, and an
+// agent that opened connections without end would leave ralph none to
+// write its state with. The ones past it wait in the socket's backlog.
+const maxConns = 512
+
 // Serve serves the proxy on ln until ctx is done or ln is closed, and
 // then closes every connection it opened, the agent's and the upstream
 // ones, before it returns. Either ending returns nil; any other error of
@@ -100,7 +108,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(netutil.LimitListener(ln, maxConns)) }()
 	var err error
 	select {
 	case <-ctx.Done():
