@@ -33,8 +33,16 @@ func copilotSpec() Spec {
 			Login:   "run `copilot login`, or set COPILOT_GITHUB_TOKEN",
 			Keyring: true,
 		},
+		// config.json holds the login with the settings (trusted
+		// folders, ...), mcp-config.json MCP servers: reported, never
+		// written back. Its GitHub token does not expire, so nothing is
+		// lost.
 		ConfigDirs: []string{"~/.copilot"},
-		Env:        []string{"COPILOT_*"},
+		// Logs and earlier sessions.
+		Scratch: []string{"~/.copilot/logs", "~/.copilot/session-state", "~/.copilot/history-session-state"},
+		// The versions it updates itself to, which the npm package runs.
+		ReadOnly: []string{"~/.copilot/pkg"},
+		Env:      []string{"COPILOT_*"},
 	}
 }
 

@@ -28,8 +28,16 @@ func droidSpec() Spec {
 			Login:   "run `droid` and log in, or set FACTORY_API_KEY",
 			Keyring: true,
 		},
+		// settings.json names hooks, mcp.json MCP servers: reported,
+		// never written back.
 		ConfigDirs: []string{"~/.factory"},
-		Env:        []string{"FACTORY_*"},
+		// Earlier sessions, logs, the artifacts of earlier sessions.
+		Scratch: []string{"~/.factory/sessions", "~/.factory/logs", "~/.factory/artifacts"},
+		// The tools it downloads (ripgrep).
+		ReadOnly: []string{"~/.factory/bin"},
+		// The login (plain, or encrypted), and this run's sessions.
+		WriteBack: []string{"~/.factory/auth.json", "~/.factory/auth.encrypted", "~/.factory/sessions/**/*.jsonl"},
+		Env:       []string{"FACTORY_*"},
 	}
 }
 

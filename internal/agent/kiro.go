@@ -25,6 +25,10 @@ func kiroSpec() Spec {
 			Files:   xdg("data", "kiro-cli/data.sqlite3"),
 			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
 		},
+		// data.sqlite3 holds the login with the conversations and
+		// settings, and ~/.kiro the agents and MCP servers: a database
+		// is not written back, so a login Kiro refreshes in a run is
+		// not kept (reported).
 		ConfigDirs: append(xdg("data", "kiro-cli"), "~/.kiro"),
 		Env:        []string{"KIRO_*"},
 	}
