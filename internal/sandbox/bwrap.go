@@ -1,6 +1,10 @@
 package sandbox
 
-import "github.com/ralph-loop/ralph/internal/proc"
+import (
+	"cmp"
+
+	"github.com/ralph-loop/ralph/internal/proc"
+)
 
 // bwrapArgs are bubblewrap's arguments for a child laid out as r, up to
 // and including the "--" before the command.
@@ -14,7 +18,9 @@ import "github.com/ralph-loop/ralph/internal/proc"
 //   - --cap-drop ALL: a child that is root (in a container, say) must not
 //     remount the read-only host writable or unmount what hides a path.
 //   - the host read-only, a /dev and /proc of its own, a private /tmp,
-//     then the writable and read-only binds, shallow first, then the
+//     then the writable and read-only binds, shallow first (a copy is
+//     mounted from its source; bwrap reads every source in the host's
+//     tree, so a read-only path inside a copy is the host's), then the
 //     hidden paths (an empty read-only tmpfs over a directory, /dev/null
 //     over a file), which win.
 func bwrapArgs(r layout, network bool) []string {
@@ -29,7 +35,7 @@ func bwrapArgs(r layout, network bool) []string {
 		if m.writable {
 			flag = "--bind"
 		}
-		args = append(args, flag, m.path, m.path)
+		args = append(args, flag, cmp.Or(m.source, m.path), m.path)
 	}
 	for _, h := range r.hidden {
 		if h.dir {
