@@ -208,7 +208,7 @@ func (s *syncer) discard(rel string, kind Kind, detail string) {
 func (r *root) writeTo(rel string, f *os.File, sum [32]byte, cst *unix.Stat_t) (wrote bool, why string, err error) {
 	dir, name, err := r.openRealParent(rel)
 	if errors.Is(err, errInTheWay) {
-		return false, "not written back: " + err.Error() + " in your directory", nil
+		return false, "a symbolic link or a file is in its way in your directory", nil
 	}
 	if err != nil {
 		return false, "", err
@@ -219,12 +219,12 @@ func (r *root) writeTo(rel string, f *os.File, sum [32]byte, cst *unix.Stat_t) (
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		if had {
-			return false, "not written back: yours was removed since the run started", nil
+			return false, "yours was removed since the run started", nil
 		}
 	case err != nil:
 		return false, "", err
 	case fileType(&cur) != unix.S_IFREG:
-		return false, "not written back: yours is not a regular file (a symbolic link?)", nil
+		return false, "yours is not a regular file (a symbolic link?)", nil
 	case !had || stampOf(&cur) != b.real:
 		real, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
 		if err != nil {
@@ -241,9 +241,9 @@ func (r *root) writeTo(rel string, f *os.File, sum [32]byte, cst *unix.Stat_t) (
 			r.base[rel] = entry{perm: modeOf(cst) & 0o777, copy: stampOf(cst), real: stampOf(&cur), sum: sum}
 			return false, "", nil
 		case !had:
-			return false, "not written back: yours was made since the run started", nil
+			return false, "yours was made since the run started", nil
 		case rsum != b.sum:
-			return false, "not written back: yours changed since the run started", nil
+			return false, "yours changed since the run started", nil
 		}
 	}
 	if err := durable.ReplaceFrom(dir, name, f, 0o600); err != nil {

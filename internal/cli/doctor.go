@@ -289,7 +289,14 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 		return
 	}
 	spec, _ := agent.Lookup(cfg.Agent)
-	reach, err := c.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
+	// In bubblewrap the agent's configuration is a per-run copy, mounted
+	// when it starts; sandbox-exec makes it writable (runSandbox.agent).
+	copied := c.Box.Kind() == sandbox.KindBwrap
+	var writable []string
+	if !copied {
+		writable = spec.ConfigDirs
+	}
+	reach, err := c.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
 	if err != nil {
 		r.add(section, mode, checkFail, err.Error(), "check sandbox.allow-write and sandbox.deny")
 		return
@@ -300,12 +307,33 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 		network = "off"
 	}
 	r.add(section, "writable", checkOK, strings.Join(reach.Writable, ", ")+"; the rest of the host is read-only", "")
+	doctorAgentConfig(r, section, spec, copied, f.Environ())
 	if len(reach.ReadOnly) > 0 {
 		r.add(section, "read-only", checkOK, strings.Join(reach.ReadOnly, ", "), "")
 	}
 	r.add(section, "hidden", checkOK, cmp.Or(strings.Join(reach.Hidden, ", "), "(none of the hidden paths exists)"), "")
 	r.add(section, "environment", checkOK, strings.Join(reach.Env, " ")+"; the rest of ralph's environment is dropped", "")
 	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
+}
+
+// doctorAgentConfig says what becomes of the agent's own configuration
+// in the sandbox: a per-run copy in bubblewrap; writable, with what that
+// risks, under sandbox-exec.
+func doctorAgentConfig(r *doctorReport, section string, spec agent.Spec, copied bool, env []string) {
+	if len(spec.ConfigDirs) == 0 {
+		return
+	}
+	where := cmp.Or(strings.Join(configPaths(spec, env), ", "), "(none yet)")
+	if !copied {
+		r.add(section, "agent config", checkWarn, where+": writable, since sandbox-exec cannot put a copy in its place; "+
+			"a hook or MCP server the agent writes there runs the next time you start "+spec.Name, "")
+		return
+	}
+	kept := "what the agent changes there is discarded and reported"
+	if len(spec.WriteBack) > 0 {
+		kept += ", except the files ralph writes back (its login, session transcripts)"
+	}
+	r.add(section, "agent config", checkOK, where+": a per-run copy; "+kept, "")
 }
 
 func doctorPlan(r *doctorReport, dir, configured string) {

@@ -128,6 +128,8 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
+	defer sb.closeHomes()
+	sb.warnWith(func(msg string) { fmt.Fprintf(opts.f.IO.Out, "! warning: %s\n", msg) })
 	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err

@@ -19,17 +19,43 @@ import (
 // ralph's own git, plan and state work stays outside it.
 type runSandbox struct {
 	choice sandbox.Choice
+	// homes are the per-run copies of the agents' own configuration,
+	// which bubblewrap mounts in its place; nil with another sandbox or
+	// none.
+	homes *agentHomes
 }
 
 // chooseSandbox probes the configured sandbox for the project in dir. An
 // explicit one that cannot work here is an error, before any agent runs;
-// auto without one that works is none, with the reason.
+// auto without one that works is none, with the reason. The caller
+// closes it when its agents are done (closeHomes).
 func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir string) (runSandbox, error) {
 	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	if err != nil {
 		return runSandbox{}, fmt.Errorf("--sandbox %s: %w", cfg.Sandbox.Mode, err)
 	}
-	return runSandbox{choice: c}, nil
+	s := runSandbox{choice: c}
+	if c.Box != nil && c.Box.Kind() == sandbox.KindBwrap {
+		s.homes = newAgentHomes(f.Environ())
+	}
+	return s, nil
+}
+
+// warnWith says how the run tells what the agents changed in their
+// configuration and lost with its copy.
+func (s runSandbox) warnWith(warn func(string)) {
+	if s.homes != nil {
+		s.homes.setWarn(warn)
+	}
+}
+
+// closeHomes syncs the agents' copies of their configuration a last time,
+// tells what was discarded (as warnWith said), and removes them. Call it
+// when no agent is at work any more; a second call does nothing.
+func (s runSandbox) closeHomes() {
+	if s.homes != nil {
+		s.homes.close()
+	}
 }
 
 // sandboxPolicy is what a child of a run in dir may reach: the project
@@ -88,15 +114,21 @@ func (f *Factory) ralphFiles(cfg config.Config, dir string) []string {
 	return out
 }
 
-// agent is the sandbox of the named agent: the run's, with the agent's
-// own configuration and session directories writable and its variables
-// passed in; nil without a sandbox.
+// agent is the sandbox of the named agent: the run's, with its variables
+// passed in and its own configuration and session directories its to
+// change: in bubblewrap a per-run copy of them (runAgent mounts it), under
+// sandbox-exec, which cannot mount one, the directories themselves. Nil
+// without a sandbox.
 func (s runSandbox) agent(name string) *sandbox.Box {
 	if s.choice.Box == nil {
 		return nil
 	}
 	spec, _ := agent.Lookup(name)
-	return s.choice.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+	var writable []string
+	if s.homes == nil {
+		writable = spec.ConfigDirs
+	}
+	return s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
 }
 
 // gates is the sandbox of the quality gates; nil without one.
