@@ -32,10 +32,11 @@ func codexSpec() Spec {
 		// reported, never written back.
 		ConfigDirs: dirs,
 		// Earlier sessions, logs, shell snapshots, helper links made at
-		// each start, and the state and log databases (rebuilt when
-		// missing).
+		// each start, its databases (threads, logs, goals, memories,
+		// queue: made afresh when missing), the system skills it
+		// unpacks at each start, and its lock files.
 		Scratch: under(dirs, "sessions", "archived_sessions", "log", "shell_snapshots", "tmp",
-			"state_*.sqlite*", "logs_*.sqlite*"),
+			"*.sqlite*", "skills/.system", "thread-writer-locks"),
 		// The login, and this run's sessions (codex resume finds them).
 		WriteBack: under(dirs, "auth.json", "sessions/**/*.jsonl"),
 		Env:       []string{"OPENAI_*", "CODEX_*"},

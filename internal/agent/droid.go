@@ -31,8 +31,10 @@ func droidSpec() Spec {
 		// settings.json names hooks, mcp.json MCP servers: reported,
 		// never written back.
 		ConfigDirs: []string{"~/.factory"},
-		// Earlier sessions, logs, the artifacts of earlier sessions.
-		Scratch: []string{"~/.factory/sessions", "~/.factory/logs", "~/.factory/artifacts"},
+		// Earlier sessions and their artifacts, logs, caches (certificates,
+		// the session index), telemetry, the state of background tasks.
+		Scratch: []string{"~/.factory/sessions", "~/.factory/artifacts", "~/.factory/logs", "~/.factory/cache",
+			"~/.factory/certs", "~/.factory/telemetry", "~/.factory/background-*.json", "~/.factory/task-invocations.json"},
 		// The tools it downloads (ripgrep).
 		ReadOnly: []string{"~/.factory/bin"},
 		// The login (plain, or encrypted), and this run's sessions.

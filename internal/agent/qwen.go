@@ -25,8 +25,10 @@ func qwenSpec() Spec {
 		// settings.json names hooks and MCP servers: reported, never
 		// written back.
 		ConfigDirs: []string{"~/.qwen"},
-		// Per-project temporary files, debug logs, earlier sessions.
-		Scratch: []string{"~/.qwen/tmp", "~/.qwen/debug", "~/.qwen/projects"},
+		// Per-project temporary files, debug logs, earlier sessions, the
+		// usage log and the markers of its log cleanups.
+		Scratch: []string{"~/.qwen/tmp", "~/.qwen/debug", "~/.qwen/projects", "~/.qwen/usage_record.jsonl",
+			"~/.qwen/.openai-logs-cleanup-*"},
 		// The tools it downloads.
 		ReadOnly: []string{"~/.qwen/bin"},
 		// The login, and this run's chats (qwen --resume finds them).
