@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -132,22 +131,22 @@ func copyFile(r *root, dir *os.File, name, dst, rel string) error {
 		return err
 	}
 	sum := sha256.New()
+	var cst unix.Stat_t
 	_, err = io.Copy(io.MultiWriter(out, sum), src)
 	if err == nil {
 		err = out.Chmod(os.FileMode(perm))
+	}
+	if err == nil {
+		mtime := unix.NsecToTimeval(st.Mtim.Nano())
+		err = unix.Futimes(int(out.Fd()), []unix.Timeval{mtime, mtime})
+	}
+	if err == nil {
+		err = unix.Fstat(int(out.Fd()), &cst)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
-	}
-	mtime := time.Unix(0, st.Mtim.Nano())
-	if err := os.Chtimes(dst, mtime, mtime); err != nil {
-		return err
-	}
-	var cst unix.Stat_t
-	if err := unix.Lstat(dst, &cst); err != nil {
 		return err
 	}
 	e := entry{perm: perm, copy: stampOf(&cst), real: stampOf(&st)}
