@@ -96,8 +96,8 @@ const (
 	// real file changed outside the run too, or cannot be written
 	// safely (Detail says why): the user's is kept.
 	Kept Kind = "kept"
-	// NotCopied: a symbolic link that leads out of its root (Detail says
-	// where): the copy goes without it.
+	// NotCopied: a symbolic link that leads out of its root, or a file
+	// the user cannot read (Detail says which): the copy goes without it.
 	NotCopied Kind = "not copied"
 )
 
@@ -204,8 +204,8 @@ func (h *Home) Binds() []Bind {
 	return out
 }
 
-// NotCopied are the symbolic links that lead out of their root, which
-// the copy goes without.
+// NotCopied are what the copy goes without: the symbolic links that
+// lead out of their root, the files the user cannot read.
 func (h *Home) NotCopied() []Change { return slices.Clone(h.notCopied) }
 
 // Close removes the copy. It does not Sync: what was not written back is

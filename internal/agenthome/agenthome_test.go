@@ -332,6 +332,57 @@ func TestSyncKeepsAChangeOfTheUser(t *testing.T) {
 	}
 }
 
+func TestRefreshBringsTheUsersNewerLogin(t *testing.T) {
+	t.Parallel()
+	f := newFakeHome(t)
+	h, cp := f.open(t)
+	creds := filepath.Join(f.claude, ".credentials.json")
+	refresh := func() []string {
+		t.Helper()
+		in, err := h.Refresh()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	if in := refresh(); len(in) != 0 {
+		t.Errorf("Refresh of an untouched copy brought in %q", in)
+	}
+	// The user's own claude refreshed the login during the run.
+	write(t, creds, `{"token": "the user's refresh"}`)
+	if in := refresh(); !cmp.Equal(in, []string{"~/.claude/.credentials.json"}) {
+		t.Errorf("Refresh brought in %q, want the login", in)
+	}
+	if got := read(t, filepath.Join(cp, ".credentials.json")); got != `{"token": "the user's refresh"}` {
+		t.Errorf("the copy's login: %q", got)
+	}
+	if rep := syncNow(t, h); !cmp.Equal(rep, Report{}) {
+		t.Errorf("Sync after Refresh reports %+v", rep)
+	}
+	// Both changed: Sync keeps the user's, Refresh gives the copy the
+	// user's too, through no link the agent planted.
+	write(t, creds, `{"token": "the user's second"}`)
+	if err := os.Remove(filepath.Join(cp, ".credentials.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(f.home, ".bashrc"), filepath.Join(cp, ".credentials.json")); err != nil {
+		t.Fatal(err)
+	}
+	if rep := syncNow(t, h); len(rep.Discarded) != 1 {
+		t.Errorf("Sync reports %+v, want the link", rep)
+	}
+	refresh()
+	if got := read(t, filepath.Join(cp, ".credentials.json")); got != `{"token": "the user's second"}` {
+		t.Errorf("the copy's login: %q", got)
+	}
+	if got := read(t, filepath.Join(f.home, ".bashrc")); got != "# the user's shell\n" {
+		t.Errorf("~/.bashrc: %q", got)
+	}
+	if got := read(t, creds); got != `{"token": "the user's second"}` {
+		t.Errorf("the user's login: %q", got)
+	}
+}
+
 func TestSyncTakesTheSameContentAsWritten(t *testing.T) {
 	t.Parallel()
 	f := newFakeHome(t)
@@ -367,13 +418,13 @@ func TestOpenLeavesLinksOutOut(t *testing.T) {
 	h, cp := f.open(t)
 	var got []string
 	for _, c := range h.NotCopied() {
-		got = append(got, c.Path+" -> "+c.Detail)
+		got = append(got, c.Path+": "+c.Detail)
 	}
 	want := []string{
-		"~/.claude/CLAUDE.md -> " + links["CLAUDE.md"],
-		"~/.claude/sneaky.md -> commands/../../.bashrc",
-		"~/.claude/up.md -> ../.bashrc",
-		"~/.claude/via-link.md -> self/../.bashrc",
+		"~/.claude/CLAUDE.md: a symbolic link out of its directory, to " + links["CLAUDE.md"],
+		"~/.claude/sneaky.md: a symbolic link out of its directory, to commands/../../.bashrc",
+		"~/.claude/up.md: a symbolic link out of its directory, to ../.bashrc",
+		"~/.claude/via-link.md: a symbolic link out of its directory, to self/../.bashrc",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("not copied (-want +got):\n%s", diff)
@@ -385,6 +436,27 @@ func TestOpenLeavesLinksOutOut(t *testing.T) {
 	}
 	if rep := syncNow(t, h); !cmp.Equal(rep, Report{}) {
 		t.Errorf("a copy nobody touched reports %+v", rep)
+	}
+}
+
+func TestOpenLeavesUnreadableFilesOut(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	f := newFakeHome(t)
+	secret := filepath.Join(f.claude, "root-owned.json")
+	write(t, secret, "{}")
+	if err := os.Chmod(secret, 0); err != nil {
+		t.Fatal(err)
+	}
+	h, cp := f.open(t)
+	want := []Change{{Path: "~/.claude/root-owned.json", Kind: NotCopied, Detail: "a file you cannot read either"}}
+	if diff := cmp.Diff(want, h.NotCopied()); diff != "" {
+		t.Errorf("not copied (-want +got):\n%s", diff)
+	}
+	if _, err := os.Lstat(filepath.Join(cp, "root-owned.json")); err == nil {
+		t.Error("the copy has the unreadable file")
 	}
 }
 

@@ -42,7 +42,7 @@ func (h *Home) copyEntry(r *root, dir *os.File, name, dst, rel string, scratch b
 		if scratch {
 			return nil
 		}
-		return copyFile(r, dir, name, dst, rel)
+		return h.copyFile(r, dir, name, dst, rel)
 	case unix.S_IFLNK:
 		if scratch {
 			return nil
@@ -52,7 +52,7 @@ func (h *Home) copyEntry(r *root, dir *os.File, name, dst, rel string, scratch b
 			return err
 		}
 		if !staysInside(r, rel, target) {
-			h.notCopied = append(h.notCopied, Change{Path: h.display(r, rel), Kind: NotCopied, Detail: target})
+			h.leaveOut(r, rel, "a symbolic link out of its directory, to "+target)
 			return nil
 		}
 		r.base[rel] = entry{link: true, target: target}
@@ -69,6 +69,10 @@ func (h *Home) copyDir(r *root, dir *os.File, name, dst, rel string, scratch boo
 	d, err := openAt(dir, name, unix.O_RDONLY|unix.O_DIRECTORY)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT) {
 		return nil // swapped for a link or a file, or gone, since the look
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		h.leaveOut(r, rel, "a directory you cannot read either")
+		return nil
 	}
 	if err != nil {
 		return err
@@ -109,10 +113,16 @@ func (h *Home) copyDir(r *root, dir *os.File, name, dst, rel string, scratch boo
 
 // copyFile copies the regular file name to dst, with its permissions and
 // modification time, and records both files in r.base.
-func copyFile(r *root, dir *os.File, name, dst, rel string) error {
+func (h *Home) copyFile(r *root, dir *os.File, name, dst, rel string) error {
 	src, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
 		return nil // swapped for a link, or gone, since the look
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		// Another user's (a CLI once run with sudo): the agent could
+		// not read it in place either.
+		h.leaveOut(r, rel, "a file you cannot read either")
+		return nil
 	}
 	if err != nil {
 		return err
@@ -153,6 +163,11 @@ func copyFile(r *root, dir *os.File, name, dst, rel string) error {
 	sum.Sum(e.sum[:0])
 	r.base[rel] = e
 	return nil
+}
+
+// leaveOut notes what the copy goes without, and why.
+func (h *Home) leaveOut(r *root, rel, why string) {
+	h.notCopied = append(h.notCopied, Change{Path: h.display(r, rel), Kind: NotCopied, Detail: why})
 }
 
 // openAt opens name in dir without following a link at name.

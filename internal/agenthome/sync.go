@@ -263,25 +263,31 @@ func (r *root) writeTo(rel string, f *os.File, sum [32]byte, cst *unix.Stat_t) (
 // following a link (and made, 0700, when it is missing), so a write in
 // it lands beneath the root and nowhere else.
 func (r *root) openRealParent(rel string) (*os.File, string, error) {
+	return openParent(r.real, rel, true)
+}
+
+// openCopyParent is openRealParent in the copy, where nothing is made.
+func (r *root) openCopyParent(rel string) (*os.File, string, error) {
+	return openParent(r.copy, rel, false)
+}
+
+// openParent opens the directory of rel, in the root at top, walking
+// down from top's own directory one name at a time without following a
+// link; create makes the missing ones.
+func openParent(top, rel string, create bool) (*os.File, string, error) {
+	dir, err := os.Open(filepath.Dir(top)) // the root's directory: the user's own, or the run's
+	if err != nil {
+		return nil, "", err
+	}
 	if rel == "" {
-		d, err := os.Open(filepath.Dir(r.real)) // a root that is a file: its directory is the user's own
-		return d, filepath.Base(r.real), err
+		return dir, filepath.Base(top), nil // a root that is a file
 	}
-	top, err := os.Open(filepath.Dir(r.real))
-	if err != nil {
-		return nil, "", err
+	names := []string{filepath.Base(top)}
+	if parent := path.Dir(rel); parent != "." {
+		names = append(names, strings.Split(parent, "/")...)
 	}
-	dir, err := openOrMake(top, filepath.Base(r.real))
-	top.Close()
-	if err != nil {
-		return nil, "", err
-	}
-	parent := path.Dir(rel)
-	if parent == "." {
-		return dir, path.Base(rel), nil
-	}
-	for part := range strings.SplitSeq(parent, "/") {
-		next, err := openOrMake(dir, part)
+	for _, n := range names {
+		next, err := openDirAt(dir, n, create)
 		dir.Close()
 		if err != nil {
 			return nil, "", err
@@ -291,11 +297,11 @@ func (r *root) openRealParent(rel string) (*os.File, string, error) {
 	return dir, path.Base(rel), nil
 }
 
-// openOrMake opens the directory name in dir, made when it is missing,
-// without following a link.
-func openOrMake(dir *os.File, name string) (*os.File, error) {
+// openDirAt opens the directory name in dir without following a link;
+// create makes it (0700) when it is missing.
+func openDirAt(dir *os.File, name string, create bool) (*os.File, error) {
 	d, err := openAt(dir, name, unix.O_RDONLY|unix.O_DIRECTORY)
-	if errors.Is(err, unix.ENOENT) {
+	if create && errors.Is(err, unix.ENOENT) {
 		if err := unix.Mkdirat(int(dir.Fd()), name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 			return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(dir.Name(), name), Err: err}
 		}

@@ -70,12 +70,19 @@ func (h *agentHomes) enter(name string) ([]sandbox.Copy, error) {
 		return nil, errors.New("the run is over")
 	}
 	ah := h.homes[name]
-	if ah == nil {
+	switch {
+	case ah == nil:
 		var err error
 		if ah, err = h.open(name); err != nil {
 			return nil, err
 		}
 		h.homes[name] = ah
+	case ah.users == 0 && ah.home != nil:
+		// A login refreshed outside the run since (it may rotate) is
+		// the one the agent must use.
+		if _, err := ah.home.Refresh(); err != nil {
+			h.tell(err.Error())
+		}
 	}
 	ah.users++
 	return ah.copies, nil
@@ -141,8 +148,7 @@ func (h *agentHomes) open(name string) (*agentHome, error) {
 		ah.copies = append(ah.copies, sandbox.Copy{Path: b.Real, Source: b.Copy, ReadOnly: b.ReadOnly})
 	}
 	for _, c := range home.NotCopied() {
-		h.tell(fmt.Sprintf("%s is a symbolic link out of its directory (to %s): the %s agent's per-run copy of its configuration goes without it",
-			c.Path, c.Detail, name))
+		h.tell(fmt.Sprintf("%s is %s: the %s agent's per-run copy of its configuration goes without it", c.Path, c.Detail, name))
 	}
 	return ah, nil
 }
