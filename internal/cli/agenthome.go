@@ -53,17 +53,15 @@ func newAgentHomes(env []string) *agentHomes {
 // setWarn says how to tell the user, and tells what waited.
 func (h *agentHomes) setWarn(warn func(string)) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.warn = warn
-	for _, msg := range h.pending {
-		warn(msg)
-	}
-	h.pending = nil
+	h.mu.Unlock()
+	h.flush()
 }
 
 // enter returns the copies the named agent works on, made at its first
 // start; leave must follow when its process exits.
 func (h *agentHomes) enter(name string) ([]sandbox.Copy, error) {
+	defer h.flush() // after the unlock
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -91,13 +89,14 @@ func (h *agentHomes) enter(name string) ([]sandbox.Copy, error) {
 // leave says one of the named agent's processes exited; after the last,
 // its copy is synced.
 func (h *agentHomes) leave(name string) {
+	defer h.flush()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ah := h.homes[name]
-	if ah == nil || ah.home == nil {
+	if ah == nil {
 		return
 	}
-	if ah.users--; ah.users == 0 {
+	if ah.users--; ah.users == 0 && ah.home != nil {
 		h.sync(ah)
 	}
 }
@@ -106,6 +105,7 @@ func (h *agentHomes) leave(name string) {
 // agent is at work any more (the command is ending), and again by a
 // deferred call, which finds nothing left to do.
 func (h *agentHomes) close() {
+	defer h.flush()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -176,13 +176,25 @@ func (h *agentHomes) sync(ah *agentHome) {
 	}
 }
 
-// tell warns now, or once the command can show it. The caller holds mu.
-func (h *agentHomes) tell(msg string) {
-	if h.warn == nil {
-		h.pending = append(h.pending, msg)
+// tell queues msg for the user (the caller holds mu); flush tells what
+// is queued, once the command can show it (setWarn). flush runs without
+// mu: a renderer may take its time, and must not hold up the other
+// agents' starts and exits.
+func (h *agentHomes) tell(msg string) { h.pending = append(h.pending, msg) }
+
+func (h *agentHomes) flush() {
+	h.mu.Lock()
+	warn, msgs := h.warn, h.pending
+	if warn != nil {
+		h.pending = nil
+	}
+	h.mu.Unlock()
+	if warn == nil {
 		return
 	}
-	h.warn(msg)
+	for _, msg := range msgs {
+		warn(msg)
+	}
 }
 
 // configPaths are the agent's configuration directories and files that
