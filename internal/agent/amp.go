@@ -23,9 +23,15 @@ func ampSpec() Spec {
 			Files:   xdg("data", "amp/secrets.json"),
 			Login:   "run `amp login`, or set AMP_API_KEY",
 		},
-		Hosts:      []string{"ampcode.com", "*.ampcode.com"},
+		Hosts: []string{"ampcode.com", "*.ampcode.com"},
+		// settings.json names MCP servers and permissions: reported,
+		// never written back.
 		ConfigDirs: slices.Concat(xdg("config", "amp"), xdg("data", "amp"), xdg("cache", "amp")),
-		Env:        []string{"AMP_*"},
+		// Logs.
+		Scratch: xdg("cache", "amp"),
+		// The login.
+		WriteBack: xdg("data", "amp/secrets.json"),
+		Env:       []string{"AMP_*"},
 	}
 }
 

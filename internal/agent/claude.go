@@ -18,6 +18,7 @@ func NewClaude(opts Options) (Adapter, error) {
 
 // claudeSpec is what ralph knows about Claude Code.
 func claudeSpec() Spec {
+	dirs := []string{"$CLAUDE_CONFIG_DIR", "~/.claude"}
 	return Spec{
 		Name:             "claude",
 		New:              NewClaude,
@@ -30,10 +31,25 @@ func claudeSpec() Spec {
 			Login:   "run `claude` and /login, or `claude setup-token`, or set ANTHROPIC_API_KEY",
 			Keyring: true, // macOS keeps the login in the keychain
 		},
+		Hosts: []string{"api.anthropic.com", "*.anthropic.com", "claude.ai", "*.claude.ai"},
 		// CLAUDE_CONFIG_DIR replaces ~/.claude (and holds .claude.json).
-		Hosts:      []string{"api.anthropic.com", "*.anthropic.com", "claude.ai", "*.claude.ai"},
-		ConfigDirs: []string{"$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json"},
-		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"},
+		// .claude.json, rewritten at every start, holds MCP servers and
+		// project trust with the counters: reported, never written back.
+		ConfigDirs: append(slices.Clone(dirs), "~/.claude.json"),
+		// Earlier sessions (projects: all of them, often the bulk of the
+		// directory, and the per-project memory with them), logs, the
+		// backups of edited files, shell snapshots, per-session todos,
+		// feature-flag and telemetry caches.
+		Scratch: under(dirs, "projects", "debug", "file-history", "shell-snapshots", "todos",
+			"statsig", "telemetry", "paste-cache", "session-env"),
+		// The local install (claude migrate-installer) holds the
+		// executable itself.
+		ReadOnly: under(dirs, "local"),
+		// The login, and this run's transcripts (claude --resume finds
+		// them); memory files under projects are instructions to later
+		// sessions, and are not.
+		WriteBack: under(dirs, ".credentials.json", "projects/**/*.jsonl"),
+		Env:       []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"},
 	}
 }
 

@@ -16,6 +16,7 @@ func NewCodex(opts Options) (Adapter, error) {
 
 // codexSpec is what ralph knows about the Codex CLI.
 func codexSpec() Spec {
+	dirs := []string{"$CODEX_HOME", "~/.codex"}
 	return Spec{
 		Name:    "codex",
 		New:     NewCodex,
@@ -26,10 +27,20 @@ func codexSpec() Spec {
 			Files:   []string{"$CODEX_HOME/auth.json", "~/.codex/auth.json"},
 			Login:   "run `codex login`, or set OPENAI_API_KEY",
 		},
-		// CODEX_HOME replaces ~/.codex.
-		Hosts:      []string{"api.openai.com", "*.openai.com", "chatgpt.com", "*.chatgpt.com"},
-		ConfigDirs: []string{"$CODEX_HOME", "~/.codex"},
-		Env:        []string{"OPENAI_*", "CODEX_*"},
+		Hosts: []string{"api.openai.com", "*.openai.com", "chatgpt.com", "*.chatgpt.com"},
+		// CODEX_HOME replaces ~/.codex. config.toml names MCP servers and
+		// a notify program, rules/ the commands allowed without asking:
+		// reported, never written back.
+		ConfigDirs: dirs,
+		// Earlier sessions, logs, shell snapshots, helper links made at
+		// each start, its databases (threads, logs, goals, memories,
+		// queue: made afresh when missing), the system skills it
+		// unpacks at each start, and its lock files.
+		Scratch: under(dirs, "sessions", "archived_sessions", "log", "shell_snapshots", "tmp",
+			"*.sqlite*", "skills/.system", "thread-writer-locks"),
+		// The login, and this run's sessions (codex resume finds them).
+		WriteBack: under(dirs, "auth.json", "sessions/**/*.jsonl"),
+		Env:       []string{"OPENAI_*", "CODEX_*"},
 	}
 }
 

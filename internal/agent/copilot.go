@@ -33,9 +33,17 @@ func copilotSpec() Spec {
 			Login:   "run `copilot login`, or set COPILOT_GITHUB_TOKEN",
 			Keyring: true,
 		},
-		Hosts:      []string{"api.github.com", "github.com", "*.githubcopilot.com"},
+		Hosts: []string{"api.github.com", "github.com", "*.githubcopilot.com"},
+		// config.json holds the login with the settings (trusted
+		// folders, ...), mcp-config.json MCP servers: reported, never
+		// written back. Its GitHub token does not expire, so nothing is
+		// lost.
 		ConfigDirs: []string{"~/.copilot"},
-		Env:        []string{"COPILOT_*"},
+		// Logs and earlier sessions.
+		Scratch: []string{"~/.copilot/logs", "~/.copilot/session-state", "~/.copilot/history-session-state"},
+		// The versions it updates itself to, which the npm package runs.
+		ReadOnly: []string{"~/.copilot/pkg"},
+		Env:      []string{"COPILOT_*"},
 	}
 }
 

@@ -27,9 +27,17 @@ func cursorSpec() Spec {
 			Login:   "run `cursor-agent login`, or set CURSOR_API_KEY",
 			Keyring: true,
 		},
-		Hosts:      []string{"cursor.com", "*.cursor.com", "*.cursor.sh"},
+		Hosts: []string{"cursor.com", "*.cursor.com", "*.cursor.sh"},
+		// ~/.cursor/cli-config.json holds the permissions, mcp.json MCP
+		// servers: reported, never written back.
 		ConfigDirs: append(xdg("config", "cursor"), "~/.cursor"),
-		Env:        []string{"CURSOR_*"},
+		// Earlier chats (a database each).
+		Scratch: []string{"~/.cursor/chats"},
+		// The Cursor editor's extensions, which share the directory.
+		ReadOnly: []string{"~/.cursor/extensions"},
+		// The login.
+		WriteBack: xdg("config", "cursor/auth.json"),
+		Env:       []string{"CURSOR_*"},
 	}
 }
 

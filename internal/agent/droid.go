@@ -28,9 +28,19 @@ func droidSpec() Spec {
 			Login:   "run `droid` and log in, or set FACTORY_API_KEY",
 			Keyring: true,
 		},
-		Hosts:      []string{"factory.ai", "*.factory.ai"},
+		Hosts: []string{"factory.ai", "*.factory.ai"},
+		// settings.json names hooks, mcp.json MCP servers: reported,
+		// never written back.
 		ConfigDirs: []string{"~/.factory"},
-		Env:        []string{"FACTORY_*"},
+		// Earlier sessions and their artifacts, logs, caches (certificates,
+		// the session index), telemetry, the state of background tasks.
+		Scratch: []string{"~/.factory/sessions", "~/.factory/artifacts", "~/.factory/logs", "~/.factory/cache",
+			"~/.factory/certs", "~/.factory/telemetry", "~/.factory/background-*.json", "~/.factory/task-invocations.json"},
+		// The tools it downloads (ripgrep).
+		ReadOnly: []string{"~/.factory/bin"},
+		// The login (plain, or encrypted), and this run's sessions.
+		WriteBack: []string{"~/.factory/auth.json", "~/.factory/auth.encrypted", "~/.factory/sessions/**/*.jsonl"},
+		Env:       []string{"FACTORY_*"},
 	}
 }
 

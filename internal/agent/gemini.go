@@ -28,9 +28,20 @@ func geminiSpec() Spec {
 			Files:   []string{"~/.gemini/oauth_creds.json"},
 			Login:   "run `gemini` and choose Login with Google, or set GEMINI_API_KEY",
 		},
-		Hosts:      []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "accounts.google.com"},
+		Hosts: []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "accounts.google.com"},
+		// settings.json names hooks and MCP servers: reported, never
+		// written back.
 		ConfigDirs: []string{"~/.gemini"},
-		Env:        []string{"GEMINI_*", "GOOGLE_*"},
+		// tmp holds each project's chats, logs, checkpoints and plans;
+		// history each project's shadow git repository.
+		Scratch: []string{"~/.gemini/tmp", "~/.gemini/history"},
+		// The tools it downloads (ripgrep).
+		ReadOnly: []string{"~/.gemini/tmp/bin"},
+		// The login (oauth_creds.json, or the encrypted file keychain
+		// where there is no system one), and this run's chats (gemini
+		// --resume finds them).
+		WriteBack: []string{"~/.gemini/oauth_creds.json", "~/.gemini/gemini-credentials.json", "~/.gemini/tmp/*/chats/*"},
+		Env:       []string{"GEMINI_*", "GOOGLE_*"},
 	}
 }
 

@@ -25,7 +25,11 @@ func kiroSpec() Spec {
 			Files:   xdg("data", "kiro-cli/data.sqlite3"),
 			Login:   "run `kiro-cli login`, or set KIRO_API_KEY",
 		},
-		Hosts:      []string{"*.kiro.dev", "q.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"},
+		Hosts: []string{"*.kiro.dev", "q.us-east-1.amazonaws.com", "codewhisperer.us-east-1.amazonaws.com"},
+		// data.sqlite3 holds the login with the conversations and
+		// settings, and ~/.kiro the agents and MCP servers: a database
+		// is not written back, so a login Kiro refreshes in a run is
+		// not kept (reported).
 		ConfigDirs: append(xdg("data", "kiro-cli"), "~/.kiro"),
 		Env:        []string{"KIRO_*"},
 	}

@@ -18,6 +18,7 @@ func NewOpenCode(opts Options) (Adapter, error) {
 
 // openCodeSpec is what ralph knows about OpenCode.
 func openCodeSpec() Spec {
+	data := xdg("data", "opencode")
 	return Spec{
 		Name:    "opencode",
 		New:     NewOpenCode,
@@ -28,9 +29,19 @@ func openCodeSpec() Spec {
 			Files:   xdg("data", "opencode/auth.json"),
 			Login:   "run `opencode auth login`, or set your provider's API key",
 		},
-		Hosts:      []string{"opencode.ai", "*.opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"},
-		ConfigDirs: slices.Concat(xdg("config", "opencode"), xdg("data", "opencode"), xdg("cache", "opencode"), xdg("state", "opencode")),
-		Env:        []string{"OPENCODE_*"},
+		Hosts: []string{"opencode.ai", "*.opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"},
+		// The config directory holds opencode.json (MCP servers) and
+		// plugins; the cache the provider and plugin packages it
+		// installs, code it runs: copied, reported, never written back.
+		ConfigDirs: slices.Concat(xdg("config", "opencode"), data, xdg("cache", "opencode"), xdg("state", "opencode")),
+		// Logs, each project's snapshot repository, the session store
+		// (files before 1.x, a database since) and tool output.
+		Scratch: under(data, "log", "snapshot", "storage", "tool-output", "worktree", "opencode*.db*"),
+		// The language servers and tools it downloads.
+		ReadOnly: under(data, "bin"),
+		// The logins; sessions live in a database, which is not.
+		WriteBack: under(data, "auth.json"),
+		Env:       []string{"OPENCODE_*"},
 	}
 }
 

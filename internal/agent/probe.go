@@ -53,6 +53,12 @@ func (c Credentials) Find(env []string) string {
 	return ""
 }
 
+// ExpandPath resolves a path of a Spec, "~/x" against env's HOME and
+// "$VAR/x" against env; it returns "" when what it needs is not set.
+func ExpandPath(p string, env []string) string {
+	return expandPath(p, env, getenv(env, "HOME"))
+}
+
 // expandPath resolves "~/x" against home and "$VAR/x" against env; it
 // returns "" when what it needs is not set.
 func expandPath(p string, env []string, home string) string {
@@ -157,4 +163,17 @@ func xdg(kind, rel string) []string {
 		"state":  {"XDG_STATE_HOME", ".local/state"},
 	}[kind]
 	return []string{"$" + base[0] + "/" + rel, "~/" + base[1] + "/" + rel}
+}
+
+// under returns each of rels under each of dirs, the dirs in turn
+// (under(["~/.a", "$A"], "x", "y") is ~/.a/x, ~/.a/y, $A/x, $A/y): one
+// path of a CLI's directory that may be either.
+func under(dirs []string, rels ...string) []string {
+	var out []string
+	for _, d := range dirs {
+		for _, r := range rels {
+			out = append(out, d+"/"+r)
+		}
+	}
+	return out
 }

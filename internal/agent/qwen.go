@@ -22,9 +22,19 @@ func qwenSpec() Spec {
 			Files:   []string{"~/.qwen/oauth_creds.json"},
 			Login:   "run `qwen` and log in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)",
 		},
-		Hosts:      []string{"chat.qwen.ai", "*.qwen.ai", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com"},
+		Hosts: []string{"chat.qwen.ai", "*.qwen.ai", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com"},
+		// settings.json names hooks and MCP servers: reported, never
+		// written back.
 		ConfigDirs: []string{"~/.qwen"},
-		Env:        []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
+		// Per-project temporary files, debug logs, earlier sessions, the
+		// usage log and the markers of its log cleanups.
+		Scratch: []string{"~/.qwen/tmp", "~/.qwen/debug", "~/.qwen/projects", "~/.qwen/usage_record.jsonl",
+			"~/.qwen/.openai-logs-cleanup-*"},
+		// The tools it downloads.
+		ReadOnly: []string{"~/.qwen/bin"},
+		// The login, and this run's chats (qwen --resume finds them).
+		WriteBack: []string{"~/.qwen/oauth_creds.json", "~/.qwen/projects/*/chats/*.jsonl"},
+		Env:       []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
 	}
 }
 

@@ -66,13 +66,37 @@ type Spec struct {
 	// ConfigDirs are the directories and files the CLI reads and writes
 	// outside the project: its settings, logins, sessions, logs and
 	// caches, written "~/x" (under HOME) or "$VAR/x" (under a variable's
-	// value, when set); a sandbox must leave them writable.
+	// value, when set). In bubblewrap the agent works on a per-run copy
+	// of them (internal/agenthome), shaped by Scratch, ReadOnly and
+	// WriteBack: a hook or an MCP server it writes there must not run
+	// the next time the user starts the CLI outside ralph. sandbox-exec
+	// cannot put a copy in their place: there they are writable.
 	ConfigDirs []string
 	// Hosts are the hosts the CLI needs (its API, its login), as
 	// sandbox.allow-hosts entries: a run whose proxy allows a list of
 	// hosts adds them. A user who points the CLI elsewhere (a gateway, a
 	// local model) names that host in sandbox.allow-hosts.
 	Hosts []string
+	// Scratch are paths in ConfigDirs, written as they are, whose names
+	// may hold * and ? (and ** for any number of directories), that hold
+	// no configuration: caches, logs, the session stores of earlier
+	// runs, databases the CLI rebuilds. They are not copied, which keeps
+	// a copy small: the agent finds a directory empty and a file
+	// missing, and what it leaves there goes with the copy, unreported,
+	// but for what WriteBack names.
+	Scratch []string
+	// ReadOnly are directories in ConfigDirs that hold programs (a local
+	// install, tools the CLI downloaded): too big to copy, and not the
+	// agent's to change; it runs the real ones, bound read-only.
+	ReadOnly []string
+	// WriteBack are the files in ConfigDirs (patterns, as Scratch's)
+	// whose changes are the user's own: a refreshed login, the
+	// transcript of a session the user may resume. What the agent writes
+	// there goes back to the user's file after it exits; any other
+	// change is reported and goes with the copy. A file that mixes a
+	// login with settings (Copilot's config.json), or a database, is not
+	// written back: a change the agent made there could be anything.
+	WriteBack []string
 	// Env names the variables the CLI reads besides its credentials'
 	// (its endpoints, settings and switches; NAME* is a prefix): a
 	// sandbox passes them in, with Credentials.EnvVars, and drops the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-loop/ralph/internal/agenthome"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/egress"
 )
@@ -42,7 +43,8 @@ func TestSpecs(t *testing.T) {
 				t.Errorf("the adapter is called %q", a.Name())
 			}
 			if s.Custom {
-				if s.Install != "" || s.Dialect != "" || s.ResolvesFileRefs || len(s.ConfigDirs) > 0 || len(s.Hosts) > 0 ||
+				if s.Install != "" || s.Dialect != "" || s.ResolvesFileRefs ||
+					len(s.ConfigDirs)+len(s.Hosts)+len(s.Scratch)+len(s.ReadOnly)+len(s.WriteBack) > 0 ||
 					!cmp.Equal(s.Credentials, Credentials{}) {
 					t.Errorf("a custom agent claims facts: %+v", s)
 				}
@@ -68,6 +70,78 @@ func TestSpecs(t *testing.T) {
 				if got := expandPath(p, env, "/home/u"); !strings.HasPrefix(got, "/") || got == "/home/u" {
 					t.Errorf("%q is not a path under HOME or a variable (expands to %q)", p, got)
 				}
+			}
+		})
+	}
+}
+
+// TestSpecsCopyDeclarations checks what each agent declares of its
+// per-run copy: every Scratch, ReadOnly and WriteBack path lies in its
+// ConfigDirs and is written both ways a directory may be ($VAR and its
+// default under HOME alike); a read-only directory is a plain path (the
+// sandbox mounts it), holds nothing written back, and is not scratch;
+// a credential file in ConfigDirs is written back (a refreshed login
+// must outlive the copy), or the test says why not.
+func TestSpecsCopyDeclarations(t *testing.T) {
+	t.Parallel()
+	// The credential files, by agent, that are not written back, and why.
+	notWrittenBack := map[string]string{
+		"copilot": "config.json holds the settings too (trusted folders, ...)",
+		"cursor":  "~/.cursor/cli-config.json holds the permissions too",
+		"kiro":    "data.sqlite3 is a database that holds the conversations and settings too",
+	}
+	for _, s := range Specs() {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			rels := map[string][]string{} // by config dir: its declarations, relative
+			for _, p := range slices.Concat(s.Scratch, s.ReadOnly, s.WriteBack) {
+				dir := slices.IndexFunc(s.ConfigDirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") })
+				if dir < 0 {
+					t.Errorf("%q is in none of the config dirs %q", p, s.ConfigDirs)
+					continue
+				}
+				d := s.ConfigDirs[dir]
+				rels[d] = append(rels[d], strings.TrimPrefix(strings.TrimPrefix(p, d), "/"))
+			}
+			// A directory that may be under a variable is declared next
+			// to its default under HOME ("$CODEX_HOME", "~/.codex").
+			for i := 0; i+1 < len(s.ConfigDirs); i++ {
+				v, d := s.ConfigDirs[i], s.ConfigDirs[i+1]
+				if strings.HasPrefix(v, "$") && strings.HasPrefix(d, "~/") {
+					if diff := cmp.Diff(rels[v], rels[d]); diff != "" {
+						t.Errorf("%s and %s are one directory, declared differently (-%s +%s):\n%s", v, d, v, d, diff)
+					}
+				}
+			}
+			for _, ro := range s.ReadOnly {
+				if strings.ContainsAny(ro, "*?[") {
+					t.Errorf("read-only %q is a pattern: the sandbox mounts a path", ro)
+				}
+				for _, wb := range s.WriteBack {
+					if wb == ro || strings.HasPrefix(wb, ro+"/") {
+						t.Errorf("%q is written back but lies in the read-only %q", wb, ro)
+					}
+				}
+				if slices.Contains(s.Scratch, ro) {
+					t.Errorf("%q is both scratch and read-only", ro)
+				}
+			}
+			writtenBack := func(f string) bool {
+				return slices.ContainsFunc(s.WriteBack, func(wb string) bool { return agenthome.Match(wb, f) })
+			}
+			var missing []string
+			for _, f := range s.Credentials.Files {
+				inConfig := slices.ContainsFunc(s.ConfigDirs, func(d string) bool { return strings.HasPrefix(f, d+"/") })
+				if inConfig && !writtenBack(f) {
+					missing = append(missing, f)
+				}
+			}
+			if why, ok := notWrittenBack[s.Name]; ok {
+				if len(missing) == 0 {
+					t.Errorf("notWrittenBack says %q, but every credential file is written back", why)
+				}
+			} else if len(missing) > 0 {
+				t.Errorf("credential files %q are not written back: a login the CLI refreshes in a run would be lost (or say why in notWrittenBack)", missing)
 			}
 		})
 	}

@@ -16,6 +16,9 @@ type runAgent struct {
 	f *Factory
 	// box is the sandbox the agent runs in; nil for none.
 	box *sandbox.Box
+	// homes, with bubblewrap, has the per-run copy of the agent's own
+	// configuration that the box mounts in its place.
+	homes *agentHomes
 }
 
 func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
@@ -30,12 +33,23 @@ func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (
 		}
 	}()
 	if a.box != nil {
+		box := a.box
+		if a.homes != nil {
+			copies, err := a.homes.enter(a.Name())
+			if err != nil {
+				return agent.Result{}, fmt.Errorf("sandbox: the %s agent's configuration: %w", a.Name(), err)
+			}
+			// Synced once the agent is gone: the changes it may keep
+			// are written back, the rest reported.
+			defer a.homes.leave(a.Name())
+			box = box.WithCopies(copies)
+		}
 		// The directories the agent would create on first use: the
 		// sandbox shows it a read-only home.
-		if err := a.box.MakeDirs(); err != nil {
+		if err := box.MakeDirs(); err != nil {
 			return agent.Result{}, fmt.Errorf("sandbox: the %s agent's directories: %w", a.Name(), err)
 		}
-		req.Sandbox = a.box
+		req.Sandbox = box
 	}
 	return agent.Run(ctx, a.Adapter, req, sink)
 }
@@ -55,5 +69,5 @@ func newAgent(f *Factory, cfg config.Config, sb runSandbox) (runAgent, error) {
 	if err != nil {
 		return runAgent{}, err
 	}
-	return runAgent{Adapter: ad, f: f, box: sb.agent(cfg.Agent)}, nil
+	return runAgent{Adapter: ad, f: f, box: sb.agent(cfg.Agent), homes: sb.homes}, nil
 }

@@ -289,7 +289,14 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 		return
 	}
 	spec, _ := agent.Lookup(cfg.Agent)
-	reach, err := c.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
+	// In bubblewrap the agent's configuration is a per-run copy, mounted
+	// when it starts; sandbox-exec makes it writable (runSandbox.agent).
+	copied := c.Box.Kind() == sandbox.KindBwrap
+	var writable []string
+	if !copied {
+		writable = spec.ConfigDirs
+	}
+	reach, err := c.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
 	if err != nil {
 		r.add(section, mode, checkFail, err.Error(), "check sandbox.allow-write and sandbox.deny")
 		return
@@ -297,6 +304,7 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	r.add(section, mode, checkOK, c.Kind()+" works (a probe ran in it)", "")
 	network := networkReach(reach.Network, cfg.Sandbox.AllowHosts)
 	r.add(section, "writable", checkOK, strings.Join(reach.Writable, ", ")+"; the rest of the host is read-only", "")
+	doctorAgentConfig(r, section, spec, copied, f.Environ())
 	if len(reach.ReadOnly) > 0 {
 		r.add(section, "read-only", checkOK, strings.Join(reach.ReadOnly, ", "), "")
 	}
@@ -317,6 +325,26 @@ func networkReach(mode string, allowHosts []string) string {
 		return "through ralph's proxy: any public host (logged in the transcript), nothing of the host's own"
 	}
 	return "through ralph's proxy: only " + strings.Join(allowHosts, ", ") + " and the agent's API; refusals are events"
+}
+
+// doctorAgentConfig says what becomes of the agent's own configuration
+// in the sandbox: a per-run copy in bubblewrap; writable, with what that
+// risks, under sandbox-exec.
+func doctorAgentConfig(r *doctorReport, section string, spec agent.Spec, copied bool, env []string) {
+	if len(spec.ConfigDirs) == 0 {
+		return
+	}
+	where := cmp.Or(strings.Join(configPaths(spec, env), ", "), "(none yet)")
+	if !copied {
+		r.add(section, "agent config", checkWarn, where+": writable, since sandbox-exec cannot put a copy in its place; "+
+			"a hook or MCP server the agent writes there runs the next time you start "+spec.Name, "")
+		return
+	}
+	kept := "what the agent changes there is discarded and reported"
+	if len(spec.WriteBack) > 0 {
+		kept += ", except the files ralph writes back (its login, session transcripts)"
+	}
+	r.add(section, "agent config", checkOK, where+": a per-run copy; "+kept, "")
 }
 
 func doctorPlan(r *doctorReport, dir, configured string) {

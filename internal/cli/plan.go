@@ -129,6 +129,8 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 		return err
 	}
 	defer sb.close()
+	defer sb.closeHomes()
+	sb.warnWith(func(msg string) { fmt.Fprintf(opts.f.IO.Out, "! warning: %s\n", msg) })
 	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err

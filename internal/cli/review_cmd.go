@@ -89,6 +89,7 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 		return err
 	}
 	defer sb.close()
+	defer sb.closeHomes()
 	reviewer, err := reviewerAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
@@ -128,7 +129,9 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	defer closeLog()
 	render := ui.Tee{screenRenderer(opts.f, true, opts.JSON, runView{dir: dir, plan: plan.Plan()}), ui.NewLog(logger)}
 	deps := loop.Deps{Plan: plan, Store: store, Trees: repo, Reviewer: reviewer, Emit: life.attach(render.Handle)}
+	sb.warnWith(func(msg string) { deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) })
 	err = loop.Review(ctx, lopts, deps, base)
+	sb.closeHomes()
 	life.detach()
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {

@@ -251,6 +251,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 	defer sb.close()
+	defer sb.closeHomes()
 	ag, err := newAgent(opts.f, cfg, sb)
 	if err != nil {
 		return err
@@ -416,6 +417,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		wb.reconcile(plan.Plan())
 		deps.Emit = wb.handle
 	}
+	emit := deps.Emit
+	sb.warnWith(func(msg string) { emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) })
 	err = pre.run(ctx, lopts, deps)
 	if wb != nil {
 		// The tasks it started and left unfinished are no longer in
@@ -435,6 +438,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			defer printPR(opts.f, res)
 		}
 	}
+	// No agent is at work any more: the last of what they changed in
+	// their configuration is told while the renderer still shows it.
+	sb.closeHomes()
 	life.detach()
 	render.Close(err)
 	if errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck) || errors.Is(err, loop.ErrInterrupted) {
@@ -548,6 +554,11 @@ func dryRun(f *Factory, opts loop.Options, deps loop.Deps, gates runGates, box *
 	argv, passed := pv.Invocation.Argv, []string(nil)
 	if opts.Sandbox != nil {
 		fmt.Fprintf(w, "# sandbox: %s\n", opts.Sandbox)
+	}
+	if spec, _ := agent.Lookup(deps.Agent.Name()); box != nil && box.Kind() == sandbox.KindBwrap && len(spec.ConfigDirs) > 0 {
+		// Made when the agent starts: not in the command line below.
+		fmt.Fprintf(w, "# the agent's own configuration: a per-run copy, mounted in its place: %s\n",
+			cmp.Or(strings.Join(configPaths(spec, f.Environ()), ", "), "(none yet)"))
 	}
 	if box != nil {
 		req := pv.Request

@@ -24,18 +24,27 @@ type runSandbox struct {
 	// egress is ralph's proxy, the sandbox's way out with sandbox.network
 	// = "proxy"; nil otherwise.
 	egress *egressRun
+	// homes are the per-run copies of the agents' own configuration,
+	// which bubblewrap mounts in its place; nil with another sandbox or
+	// none.
+	homes *agentHomes
 }
 
 // chooseSandbox probes the configured sandbox for the project in dir. An
 // explicit one that cannot work here is an error, before any agent runs;
 // auto without one that works is none, with the reason. With the network
-// through ralph's proxy, the proxy serves until close.
+// through ralph's proxy, the proxy serves until close; the caller closes
+// it and the agents' copies of their configuration (closeHomes) when its
+// agents are done.
 func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir string) (runSandbox, error) {
 	c, err := sandbox.Choose(ctx, cfg.Sandbox.Mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
 	if err != nil {
 		return runSandbox{}, fmt.Errorf("--sandbox %s: %w", cfg.Sandbox.Mode, err)
 	}
 	sb := runSandbox{choice: c}
+	if c.Box != nil && c.Box.Kind() == sandbox.KindBwrap {
+		sb.homes = newAgentHomes(f.Environ())
+	}
 	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
 		agents := []string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)}
 		if sb.egress, err = startEgress(ctx, cfg, c.Box.Kind(), agents); err != nil {
@@ -60,6 +69,23 @@ func (s runSandbox) network() loop.Network {
 		return nil
 	}
 	return s.egress.network
+}
+
+// warnWith says how the run tells what the agents changed in their
+// configuration and lost with its copy.
+func (s runSandbox) warnWith(warn func(string)) {
+	if s.homes != nil {
+		s.homes.setWarn(warn)
+	}
+}
+
+// closeHomes syncs the agents' copies of their configuration a last time,
+// tells what was discarded (as warnWith said), and removes them. Call it
+// when no agent is at work any more; a second call does nothing.
+func (s runSandbox) closeHomes() {
+	if s.homes != nil {
+		s.homes.close()
+	}
 }
 
 // sandboxPolicy is what a child of a run in dir may reach: the project
@@ -119,15 +145,21 @@ func (f *Factory) ralphFiles(cfg config.Config, dir string) []string {
 	return out
 }
 
-// agent is the sandbox of the named agent: the run's, with the agent's
-// own configuration and session directories writable and its variables
-// passed in; nil without a sandbox.
+// agent is the sandbox of the named agent: the run's, with its variables
+// passed in and its own configuration and session directories its to
+// change: in bubblewrap a per-run copy of them (runAgent mounts it), under
+// sandbox-exec, which cannot mount one, the directories themselves. Nil
+// without a sandbox.
 func (s runSandbox) agent(name string) *sandbox.Box {
 	if s.choice.Box == nil {
 		return nil
 	}
 	spec, _ := agent.Lookup(name)
-	return s.choice.Box.With(spec.ConfigDirs, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+	var writable []string
+	if s.homes == nil {
+		writable = spec.ConfigDirs
+	}
+	return s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
 }
 
 // look is the sandbox of ralph's own look (git add into its own index)

@@ -10,10 +10,12 @@
 package durable
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,6 +42,12 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // not written through, so a caller that has opened dir safely (see
 // projectfs) writes nowhere else.
 func ReplaceAt(dir *os.File, name string, data []byte, perm fs.FileMode) error {
+	return ReplaceFrom(dir, name, bytes.NewReader(data), perm)
+}
+
+// ReplaceFrom is ReplaceAt with the content read from r, which is not
+// held in memory whole (a session transcript may be large).
+func ReplaceFrom(dir *os.File, name string, r io.Reader, perm fs.FileMode) error {
 	if name != filepath.Base(name) || name == "." || name == ".." {
 		return fmt.Errorf("%s: not a name in %s", name, dir.Name())
 	}
@@ -49,15 +57,15 @@ func ReplaceAt(dir *os.File, name string, data []byte, perm fs.FileMode) error {
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		perm, keep = fs.FileMode(st.Mode)&0o777, true
 	}
-	var r [6]byte
-	_, _ = rand.Read(r[:]) // never fails
-	tmp := "." + name + ".tmp-" + hex.EncodeToString(r[:])
+	var id [6]byte
+	_, _ = rand.Read(id[:]) // never fails
+	tmp := "." + name + ".tmp-" + hex.EncodeToString(id[:])
 	fd, err := openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
 		return &fs.PathError{Op: "create", Path: filepath.Join(dir.Name(), tmp), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp))
-	err = writeAll(f, data, perm, keep)
+	err = writeAll(f, r, perm, keep)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -74,13 +82,13 @@ func ReplaceAt(dir *os.File, name string, data []byte, perm fs.FileMode) error {
 // writeAll writes a new temporary file whole and fsyncs it; keep gives it
 // perm exactly, as the file it replaces had it (the umask is not applied
 // twice).
-func writeAll(f *os.File, data []byte, perm fs.FileMode, keep bool) error {
+func writeAll(f *os.File, r io.Reader, perm fs.FileMode, keep bool) error {
 	if keep {
 		if err := f.Chmod(perm); err != nil {
 			return err
 		}
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := io.Copy(f, r); err != nil {
 		return err
 	}
 	return f.Sync()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"path/filepath"
 	"strings"
 
@@ -22,7 +23,9 @@ import (
 //   - --cap-drop ALL: a child that is root (in a container, say) must not
 //     remount the read-only host writable or unmount what hides a path.
 //   - the host read-only, a /dev and /proc of its own, a private /tmp,
-//     then the writable and read-only binds, shallow first, then the
+//     then the writable and read-only binds, shallow first (a copy is
+//     mounted from its source; bwrap reads every source in the host's
+//     tree, so a read-only path inside a copy is the host's), then the
 //     hidden paths (an empty read-only tmpfs over a directory, /dev/null
 //     over a file), which win.
 func bwrapArgs(r layout, network string, egress *Egress) []string {
@@ -40,7 +43,7 @@ func bwrapArgs(r layout, network string, egress *Egress) []string {
 		if m.writable {
 			flag = "--bind"
 		}
-		args = append(args, flag, m.path, m.path)
+		args = append(args, flag, cmp.Or(m.source, m.path), m.path)
 	}
 	for _, h := range r.hidden {
 		if h.dir {

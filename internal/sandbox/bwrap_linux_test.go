@@ -133,6 +133,42 @@ func TestBwrapConfines(t *testing.T) {
 	}
 }
 
+// A copy takes its path's place: the child reads and writes the copy,
+// the host's file stays as it was, and a read-only path inside the copy
+// is the host's.
+func TestBwrapCopies(t *testing.T) {
+	t.Parallel()
+	root, box := realBox(t, NetworkOpen)
+	r := func(rel string) string { return filepath.Join(root, rel) }
+	for name, content := range map[string]string{
+		"home/.claude/settings.json":   "the user's",
+		"home/.claude/local/claude":    "the user's install",
+		"copy/claude/settings.json":    "the copy's",
+		"copy/claude/local/.keep-mine": "",
+	} {
+		if err := os.MkdirAll(filepath.Dir(r(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r(name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	box = box.WithCopies([]Copy{{Path: r("home/.claude"), Source: r("copy/claude"), ReadOnly: []string{r("home/.claude/local")}}})
+	code, out := inBox(t, box, r("proj"), nil, `cat $HOME/.claude/settings.json; echo; echo hook > $HOME/.claude/settings.json && cat $HOME/.claude/local/claude; echo; { echo x > $HOME/.claude/local/claude; } 2>/dev/null || echo refused`)
+	if want := "the copy's\nthe user's install\nrefused"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, output %q; want %q", code, out, want)
+	}
+	for name, want := range map[string]string{
+		"home/.claude/settings.json": "the user's",
+		"home/.claude/local/claude":  "the user's install",
+		"copy/claude/settings.json":  "hook\n",
+	} {
+		if b, err := os.ReadFile(r(name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v; want %q", name, b, err, want)
+		}
+	}
+}
+
 // Only the variables the policy names go in.
 func TestBwrapEnvironment(t *testing.T) {
 	t.Parallel()

@@ -36,7 +36,10 @@ type layout struct {
 }
 
 type bind struct {
-	path     string
+	path string
+	// source is what is mounted at path, when it is not path itself:
+	// a Copy.
+	source   string
 	writable bool
 }
 
@@ -86,8 +89,36 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 			writable = append(writable, r)
 		}
 	}
+	var copies []bind
+	for _, c := range b.copies {
+		path, src := realPath(c.Path), realPath(c.Source)
+		if path == "" || src == "" {
+			continue
+		}
+		if b.kind != KindBwrap {
+			// sandbox-exec has no mounts: the path itself is writable
+			// (docs/trust.md).
+			writable = append(writable, path)
+			continue
+		}
+		copies = append(copies, bind{path: path, source: src, writable: true})
+		for _, ro := range c.ReadOnly {
+			if r := realPath(ro); r != "" && within(r, path) {
+				copies = append(copies, bind{path: r})
+			}
+		}
+	}
 	for _, w := range dedupe(writable) {
 		out.binds = append(out.binds, bind{path: w, writable: true})
+	}
+	// After the writable paths: at the same depth, the copy is mounted
+	// last and wins (sandbox.allow-write = ["~/.claude"] does not undo
+	// it).
+	out.binds = append(out.binds, copies...)
+	for _, c := range copies {
+		if c.source != "" {
+			writable = append(writable, c.path)
+		}
 	}
 	for _, ro := range p.ReadOnly {
 		r := realPath(b.expand(ro, project))

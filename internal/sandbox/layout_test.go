@@ -123,6 +123,64 @@ func TestBwrapArgs(t *testing.T) {
 	}
 }
 
+// A copy is mounted in its path's place, after the writable paths (so
+// at one depth it wins), its read-only paths from the host over it; a
+// copy whose source or path is missing is left out. sandbox-exec cannot
+// mount one: the path is writable there.
+func TestCopies(t *testing.T) {
+	t.Parallel()
+	root, p, env := fixture(t)
+	r := func(rel string) string { return filepath.Join(root, rel) }
+	for _, d := range []string{"copies/claude/local", "home/.claude/local"} {
+		if err := os.MkdirAll(r(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Writable = []string{"~/.claude"} // sandbox.allow-write, say
+	copies := []Copy{
+		{Path: r("home/.claude"), Source: r("copies/claude"), ReadOnly: []string{r("home/.claude/local"), r("home/.claude/gone")}},
+		{Path: r("home/.claude.json"), Source: r("copies/missing.json")},
+		{Path: r("home/.missing"), Source: r("copies/claude")},
+	}
+	box, err := NewBox(KindBwrap, "/usr/bin/bwrap", p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box = box.WithCopies(copies)
+	got, err := box.Wrap(proc.Launch{Path: r("bin/agent"), Argv: []string{"agent"}, Dir: r("proj"), Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(got.Argv, " ")
+	copyBind := strings.Join([]string{"--bind", r("home/.claude"), r("home/.claude"), "--bind", r("copies/claude"), r("home/.claude")}, " ")
+	roBind := strings.Join([]string{"--ro-bind", r("home/.claude/local"), r("home/.claude/local")}, " ")
+	if i, j := strings.Index(args, copyBind), strings.Index(args, roBind); i < 0 || j < i {
+		t.Errorf("argv\n%s\nwant\n%s\nthen\n%s", args, copyBind, roBind)
+	}
+	if strings.Contains(args, "missing") || strings.Contains(args, "gone") {
+		t.Errorf("argv mounts what is missing: %s", args)
+	}
+	reach, err := box.Reach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(reach.Writable, r("home/.claude")+" (a per-run copy)") {
+		t.Errorf("Reach().Writable = %q, want the copy named", reach.Writable)
+	}
+
+	sx, err := NewBox(KindSandboxExec, "/usr/bin/sandbox-exec", Policy{Project: p.Project}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = sx.WithCopies(copies).Wrap(proc.Launch{Path: r("bin/agent"), Argv: []string{"agent"}, Dir: r("proj"), Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Argv[2], `(allow file-write* (subpath "`+r("home/.claude")+`"))`) {
+		t.Errorf("sandbox-exec's profile does not make the path writable:\n%s", got.Argv[2])
+	}
+}
+
 func TestWrapRefuses(t *testing.T) {
 	t.Parallel()
 	root, p, env := fixture(t)

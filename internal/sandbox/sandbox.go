@@ -11,7 +11,8 @@
 // writes stay outside), decide when a run may go on without one (that is
 // the command line's: auto falls back loudly, an explicit request fails
 // closed), or know the agents: their directories and variables come in
-// through Box.With.
+// through Box.With, the copies of their configuration (internal/agenthome)
+// through Box.WithCopies.
 package sandbox
 
 import (
@@ -155,6 +156,17 @@ func BaseEnv() []string {
 	}
 }
 
+// Copy is a private copy of a path that a child sees in the path's place,
+// writable: an agent's own configuration (internal/agenthome), where the
+// agent finds it and where what it changes stays in the copy.
+type Copy struct {
+	// Path is where the child sees the copy; Source is the copy.
+	Path, Source string
+	// ReadOnly are paths in Path the child sees as the host has them,
+	// read-only, over the copy (the programs a CLI installs there).
+	ReadOnly []string
+}
+
 // Box is a sandbox that works on this machine, with the policy its
 // children get. It is a proc.Wrapper; its methods return changed copies.
 type Box struct {
@@ -162,6 +174,8 @@ type Box struct {
 	// exe is the sandbox program (bwrap, sandbox-exec).
 	exe    string
 	policy Policy
+	// copies are mounted over their paths.
+	copies []Copy
 	// env is ralph's environment, which ~ and $VAR in paths are read from.
 	env []string
 	// pass are variables one invocation sets itself (Passing).
@@ -200,6 +214,16 @@ func (b *Box) With(writable, env []string) *Box {
 func (b *Box) WithEgress(e Egress) *Box {
 	c := *b
 	c.policy.Egress = &e
+	return &c
+}
+
+// WithCopies returns the box with copies mounted in their paths' place.
+// Only bubblewrap can mount one: sandbox-exec makes the path itself
+// writable instead (a change there is the user's), so a caller that wants
+// the copy uses it with bwrap alone (Kind).
+func (b *Box) WithCopies(copies []Copy) *Box {
+	c := *b
+	c.copies = slices.Concat(b.copies, copies)
 	return &c
 }
 
@@ -246,9 +270,12 @@ func (b *Box) Reach() (Reach, error) {
 	}
 	out := Reach{Env: slices.Concat(BaseEnv(), b.policy.Env), Network: b.policy.Network}
 	for _, m := range r.binds {
-		if m.writable {
+		switch {
+		case m.source != "":
+			out.Writable = append(out.Writable, m.path+" (a per-run copy)")
+		case m.writable:
 			out.Writable = append(out.Writable, m.path)
-		} else {
+		default:
 			out.ReadOnly = append(out.ReadOnly, m.path)
 		}
 	}
