@@ -75,8 +75,7 @@ func runBridge(ctx context.Context, socket string, noProxy, argv []string) (int,
 	defer stop()
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		return slices.Contains([]string{"http_proxy", "https_proxy", "no_proxy", "all_proxy",
-			"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "NODE_USE_ENV_PROXY"}, k)
+		return slices.Contains(sandbox.ProxyVars(), k)
 	})
 	env = append(env, sandbox.ProxyEnv("http://"+ln.Addr().String(), noProxy)...)
 	dir, err := os.Getwd()

@@ -199,7 +199,7 @@ func (b *Box) filterEnv(env []string) []string {
 		if k == "TMPDIR" && b.kind == KindBwrap {
 			continue // set below: the private /tmp
 		}
-		if e != nil && slices.Contains(proxyVars(), k) {
+		if e != nil && slices.Contains(ProxyVars(), k) {
 			continue
 		}
 		if slices.ContainsFunc(allowed, func(p string) bool { return matchName(p, k) }) ||

@@ -117,10 +117,12 @@ const BridgeCommand = "__sandbox-bridge"
 // in its private /tmp, which is its own to create it in.
 const bridgeSocket = "/tmp/.ralph-egress.sock"
 
-// proxyVars are the variables that name a proxy; with NetworkProxy the
-// child's are ralph's, whatever ralph's environment says.
-func proxyVars() []string {
-	return []string{"http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"}
+// ProxyVars are the variables that name a proxy, or say when to use one;
+// with NetworkProxy the child's are ralph's (ProxyEnv), whatever ralph's
+// environment says.
+func ProxyVars() []string {
+	return []string{"http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+		"NODE_USE_ENV_PROXY"}
 }
 
 // DefaultHidden are the paths no confined child sees: keys, cloud and
