@@ -69,6 +69,9 @@ type Git struct {
 	// commonFileExists whether there was one (checkCommonDir).
 	commonFile       string
 	commonFileExists bool
+	// moved is why no more git command runs: the commondir file moved
+	// (checkCommonDir).
+	moved atomic.Pointer[error]
 
 	// mu serialises the users of ralph's index and guards what follows.
 	mu sync.Mutex
@@ -221,7 +224,8 @@ func (g *Git) scan(ctx context.Context) error {
 		return err
 	}
 	err := g.scanOnce(ctx)
-	if err == nil || ctx.Err() != nil {
+	if err == nil || ctx.Err() != nil || errors.Is(err, errCommonDirMoved) {
+		// Looking again would not find the index better.
 		return err
 	}
 	_ = os.Remove(g.index + ".lock")

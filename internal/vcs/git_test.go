@@ -2,6 +2,7 @@ package vcs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -594,18 +595,33 @@ func TestGitObeysTheUserNotTheAgent(t *testing.T) {
 	}
 
 	// A commondir the agent writes (git follows it whatever GIT_DIR and
-	// GIT_COMMON_DIR say): no git command runs until it is gone.
+	// GIT_COMMON_DIR say): no git command runs in this run any more, and
+	// the file is gone, so that the user's own git never obeys it; the
+	// next run's commit goes on.
 	write(t, filepath.Join(dir, ".git", "commondir"), other+"\n")
 	write(t, filepath.Join(dir, "c.txt"), "c")
-	if _, err := g.Commit(ctx, "feat: c"); err == nil || !strings.Contains(err.Error(), "commondir changed") {
-		t.Errorf("Commit with the agent's commondir = %v, want a refusal", err)
+	if _, err := g.Commit(ctx, "feat: c"); err == nil || !strings.Contains(err.Error(), "commondir changed") ||
+		!strings.Contains(err.Error(), "put it back") {
+		t.Errorf("Commit with the agent's commondir = %v, want a refusal that says it was put back", err)
 	}
 	if b, err := os.ReadFile(marker); err == nil {
 		t.Errorf("ralph's git ran the hook of the agent's common directory:\n%s", b)
 	}
-	if err := os.Remove(filepath.Join(dir, ".git", "commondir")); err != nil {
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "commondir")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the agent's commondir is still there: %v", err)
+	}
+	if _, err := g.Commit(ctx, "feat: c"); err == nil || !strings.Contains(err.Error(), "commondir changed") {
+		t.Errorf("the run's next Commit = %v, want the same refusal", err)
+	}
+	next, err := Open(ctx, dir, g.Env)
+	if err != nil {
 		t.Fatal(err)
 	}
+	next.Hooks = g.Hooks
+	if hash, err := next.Commit(ctx, "feat: c"); err != nil || hash == "" {
+		t.Errorf("the next run's Commit = %q, %v", hash, err)
+	}
+	g = next
 
 	// A reflog linked outside: the commit refuses to write through it.
 	outside := filepath.Join(t.TempDir(), "bashrc")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ralph-loop/ralph/internal/durable"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/projectfs"
 )
@@ -298,16 +299,42 @@ func checkCommonDirFile(gitDir, content string) error {
 
 // checkCommonDir refuses to go on when the git directory's commondir file
 // is not as Open found it: git would take the configuration, the hooks
-// and the refs from wherever it now points.
+// and the refs from wherever it now points. It puts the file back as it
+// was (removes one that was not there), so that the user's own git, which
+// would obey it too, never does; every later command of this Git fails
+// the same way, so that the run stops and says why, and the next run
+// finds the file as it should be.
 func (g *Git) checkCommonDir() error {
 	if g.gitDir == "" {
 		return nil
+	}
+	if err := g.moved.Load(); err != nil {
+		return *err
 	}
 	now, exists := commonDirFile(g.gitDir)
 	if now == g.commonFile && exists == g.commonFileExists {
 		return nil
 	}
-	return fmt.Errorf("%s changed since the run started (it names %q): git would take its configuration, hooks "+
-		"and branches from there, so ralph runs no git command until it is as it was (remove it if you did not make it)",
-		filepath.Join(g.gitDir, "commondir"), strings.TrimSpace(now))
+	path := filepath.Join(g.gitDir, "commondir")
+	var err error
+	if g.commonFileExists {
+		err = durable.WriteFile(path, []byte(g.commonFile), 0o644)
+	} else if err = os.Remove(path); errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err != nil {
+		err = fmt.Errorf("%s changed since the run started (it names %q): git would take its configuration, hooks "+
+			"and branches from there, so ralph runs no git command until it is as it was, and could not put it back: %w",
+			path, strings.TrimSpace(now), errors.Join(err, errCommonDirMoved))
+	} else {
+		err = fmt.Errorf("%s changed since the run started (it named %q): git would have taken its configuration, "+
+			"hooks and branches from there; ralph put it back as it was, and runs no more git command in this run: %w",
+			path, strings.TrimSpace(now), errCommonDirMoved)
+	}
+	g.moved.CompareAndSwap(nil, &err)
+	return *g.moved.Load()
 }
+
+// errCommonDirMoved: a git command of ralph's did not run, as the
+// commondir file was not as the run found it (checkCommonDir).
+var errCommonDirMoved = errors.New("no git command ran")
