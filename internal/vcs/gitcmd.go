@@ -181,7 +181,8 @@ func (g *Git) environ(extra []string) []string {
 // the repository that holds dir, as a sandbox must hold them still for
 // the agent: read-only are the config files (the repository's, the
 // worktree's, and every file they include, wherever it is), the hooks
-// directory (core.hooksPath honoured), info/ and modules/; writable again
+// directory (core.hooksPath honoured), info/, modules/ and a linked
+// worktree's .git file; writable again
 // inside modules/ are the submodules' git directories, each but its own
 // config, hooks, info/ and modules/. The directories are made when
 // missing, so that a sandbox has something to bind read-only whether or
@@ -223,6 +224,12 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 				}
 			}
 		}
+	}
+	// A linked worktree's .git file names its git directory: git, the
+	// user's after the run too, would go wherever one the agent rewrote
+	// says, and take that directory's hooks and configuration.
+	if fi, err := os.Lstat(filepath.Join(g.Root, ".git")); err == nil && fi.Mode().IsRegular() {
+		readOnly = append(readOnly, filepath.Join(g.Root, ".git"))
 	}
 	ro, w := moduleFiles(filepath.Join(g.commonDir, "modules"))
 	readOnly, writable = append(readOnly, ro...), w
