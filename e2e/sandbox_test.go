@@ -11,9 +11,9 @@ import (
 	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
-// TestSandboxAgents runs the real Claude Code CLI and Codex inside
-// bubblewrap (--sandbox bwrap), in a network of their own whose way out
-// is ralph's proxy: each completes both tasks of the plan against the
+// TestSandboxAgents runs the real Claude Code CLI, Codex, Gemini CLI,
+// Qwen Code and droid inside bubblewrap (--sandbox bwrap), in a network
+// of their own whose way out is ralph's proxy: each completes both tasks of the plan against the
 // fake model server, reached through the proxy (sandbox.allow-hosts names
 // its address), its shell tool running in the sandbox, while the model's
 // attempt to read ~/.ssh/id_ed25519 and GITHUB_TOKEN through that tool
@@ -24,7 +24,12 @@ import (
 // Run one with -run 'TestSandboxAgents/claude'.
 func TestSandboxAgents(t *testing.T) {
 	for _, cli := range agentCLIs() {
-		if cli.name != "claude" && cli.name != "codex" {
+		// Copilot unpacks itself into ~/.cache/copilot at its first
+		// start, which the sandbox keeps read-only (so it fails there
+		// whatever the network); OpenCode finished through the proxy,
+		// but now and then goes on past its task's end in one session,
+		// which the scripted model does not follow.
+		if cli.name == "copilot" || cli.name == "opencode" {
 			continue
 		}
 		t.Run(cli.name, func(t *testing.T) {
