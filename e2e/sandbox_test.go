@@ -24,11 +24,10 @@ import (
 // Run one with -run 'TestSandboxAgents/claude'.
 func TestSandboxAgents(t *testing.T) {
 	for _, cli := range agentCLIs() {
-		// Copilot unpacks itself into ~/.cache/copilot at its first
-		// start, which the sandbox keeps read-only (so it fails there
-		// whatever the network); OpenCode finished through the proxy,
-		// but now and then goes on past its task's end in one session,
-		// which the scripted model does not follow.
+		// Copilot takes GITHUB_TOKEN as its login, the variable this
+		// test holds as the secret no agent may see; OpenCode finished
+		// through the proxy, but now and then goes on past its task's
+		// end in one session, which the scripted model does not follow.
 		if cli.name == "copilot" || cli.name == "opencode" {
 			continue
 		}

@@ -38,9 +38,12 @@ func copilotSpec() Spec {
 		// folders, ...), mcp-config.json MCP servers: reported, never
 		// written back. Its GitHub token does not expire, so nothing is
 		// lost.
-		ConfigDirs: []string{"~/.copilot"},
-		// Logs and earlier sessions.
-		Scratch: []string{"~/.copilot/logs", "~/.copilot/session-state", "~/.copilot/history-session-state"},
+		ConfigDirs: append([]string{"~/.copilot"}, xdg("cache", "copilot")...),
+		// Logs and earlier sessions; the cache, where it unpacks itself
+		// at its first start: code the user's own copilot would run, so
+		// the agent's is a fresh one that goes with the copy.
+		Scratch: append([]string{"~/.copilot/logs", "~/.copilot/session-state", "~/.copilot/history-session-state"},
+			xdg("cache", "copilot")...),
 		// The versions it updates itself to, which the npm package runs.
 		ReadOnly: []string{"~/.copilot/pkg"},
 		Env:      []string{"COPILOT_*"},
