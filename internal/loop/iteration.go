@@ -552,9 +552,10 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// watchNetwork starts the iteration's account of the sandbox's network,
-// each refusal a warning about the task; the returned end gives its
-// lines. Without a proxy there is nothing to watch.
+// watchNetwork starts an agent's or a reviewer's account of the
+// sandbox's network, each refusal a warning about the task (ref; nil for
+// a reviewer of the whole run); the returned end gives its lines.
+// Without a proxy there is nothing to watch.
 func (r *runner) watchNetwork(ref *TaskRef) (end func() []string) {
 	if r.deps.Network == nil {
 		return func() []string { return nil }

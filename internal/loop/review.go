@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -247,7 +248,12 @@ func (r *runner) runReviewerAt(ctx context.Context, text, base string) (agent.Re
 	}
 	req := agent.Request{Prompt: text, PromptFile: base + ".prompt.md", Dir: r.opts.Dir, Model: r.opts.Review.Model,
 		Env: r.opts.Env, Timeout: timeout, IdleTimeout: r.opts.IdleTimeout, Grace: r.opts.Grace}
+	endWatch := r.watchNetwork(nil)
 	res, runErr := r.deps.Reviewer.Run(ctx, req, agent.Sink{Transcript: out, Emit: func(agent.Event) {}})
+	// The hosts the reviewer reached, after its output as an agent's.
+	for _, line := range endWatch() {
+		_, _ = io.WriteString(out, line+"\n")
+	}
 	if cerr := out.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("write review transcript: %w", cerr)
 	}
