@@ -309,7 +309,11 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 		r.add(section, "read-only", checkOK, strings.Join(reach.ReadOnly, ", "), "")
 	}
 	r.add(section, "hidden", checkOK, cmp.Or(strings.Join(reach.Hidden, ", "), "(none of the hidden paths exists)"), "")
-	r.add(section, "environment", checkOK, strings.Join(reach.Env, " ")+"; the rest of ralph's environment is dropped", "")
+	env := strings.Join(reach.Env, " ") + "; the rest of ralph's environment is dropped"
+	if reach.Network == sandbox.NetworkProxy {
+		env += "; HTTP_PROXY, HTTPS_PROXY and NO_PROXY name ralph's proxy"
+	}
+	r.add(section, "environment", checkOK, env, "")
 	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
 }
 

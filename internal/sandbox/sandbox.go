@@ -271,6 +271,11 @@ func (b *Box) Reach() (Reach, error) {
 		return Reach{}, err
 	}
 	out := Reach{Env: slices.Concat(BaseEnv(), b.policy.Env), Network: b.policy.Network}
+	if b.policy.Network == NetworkProxy {
+		// Behind the proxy the variables that name one are ralph's, set
+		// in the sandbox, not ralph's own passed in.
+		out.Env = slices.DeleteFunc(out.Env, func(name string) bool { return slices.Contains(ProxyVars(), name) })
+	}
 	for _, m := range r.binds {
 		switch {
 		case m.source != "":
