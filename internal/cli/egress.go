@@ -44,51 +44,61 @@ func startEgress(ctx context.Context, cfg config.Config, kind string, agents []s
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("the sandbox's proxy: ralph's own executable: %w", err)
-	}
-	// Not in the project, nor anywhere a child may write: a child that
-	// could put a socket of its own there would be the proxy.
-	dir, err := os.MkdirTemp(socketParent(), "ralph-egress-")
+	box := sandbox.Egress{NoProxy: noProxy(policy)}
+	ln, dir, err := egressListener(kind, &box)
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox's proxy: %w", err)
-	}
-	var listeners []net.Listener
-	ln, err := net.Listen("unix", filepath.Join(dir, "proxy.sock"))
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("the sandbox's proxy: %w", err)
-	}
-	listeners = append(listeners, ln)
-	box := sandbox.Egress{Socket: ln.Addr().String(), Bridge: exe, NoProxy: noProxy(cfg.Sandbox.AllowHosts)}
-	if kind == sandbox.KindSandboxExec {
-		// macOS: no network namespace to bridge into; the profile lets the
-		// child reach this address and nothing else.
-		tcp, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			_ = ln.Close()
-			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("the sandbox's proxy: %w", err)
-		}
-		listeners = append(listeners, tcp)
-		box.Addr = tcp.Addr().String()
 	}
 
 	log := &networkLog{}
 	p := &egress.Proxy{Policy: policy, Decide: log.decide}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var served sync.WaitGroup
-	for _, l := range listeners {
+	served := make(chan struct{})
+	go func() {
 		// An error of the listener's ends the proxy; the children then
 		// find their requests refused, which they report.
-		served.Go(func() { _ = p.Serve(pctx, l) })
-	}
+		_ = p.Serve(pctx, ln)
+		close(served)
+	}()
 	return &egressRun{box: box, network: log, stop: func() {
 		cancel()
-		served.Wait()
-		_ = os.RemoveAll(dir)
+		<-served
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}}, nil
+}
+
+// egressListener is where the proxy serves a sandbox of kind, set in box:
+// bubblewrap's children reach a unix socket bound in, through ralph's
+// bridge (box.Socket, box.Bridge), in a directory of its own (dir, which
+// the caller removes); sandbox-exec's share the host's loopback, and the
+// profile lets them reach this address and nothing else (box.Addr).
+func egressListener(kind string, box *sandbox.Egress) (ln net.Listener, dir string, err error) {
+	if kind == sandbox.KindSandboxExec {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, "", err
+		}
+		box.Addr = ln.Addr().String()
+		return ln, "", nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("ralph's own executable: %w", err)
+	}
+	// Not in the project, nor anywhere a child may write: a child that
+	// could put a socket of its own there would be the proxy.
+	dir, err = os.MkdirTemp(socketParent(), "ralph-egress-")
+	if err != nil {
+		return nil, "", err
+	}
+	if ln, err = net.Listen("unix", filepath.Join(dir, "proxy.sock")); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", err
+	}
+	box.Socket, box.Bridge = ln.Addr().String(), exe
+	return ln, dir, nil
 }
 
 // socketParent is where the proxy's socket directory goes: the
@@ -103,18 +113,11 @@ func socketParent() string {
 
 // noProxy are the hosts a child reaches on its own loopback rather than
 // through the proxy (its own servers, for its tests): the loopback names,
-// but those allow-hosts names, which the user meant the host's.
-func noProxy(allowHosts []string) []string {
+// but those the policy names, which the user meant the host's.
+func noProxy(policy egress.Policy) []string {
 	var out []string
 	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-		named := slices.ContainsFunc(allowHosts, func(e string) bool {
-			host := e
-			if hp, _, err := net.SplitHostPort(e); err == nil {
-				host = hp
-			}
-			return strings.EqualFold(strings.Trim(host, "[]"), h)
-		})
-		if !named {
+		if !policy.Named(h) {
 			out = append(out, h)
 		}
 	}

@@ -329,6 +329,31 @@ func (p Policy) admit(host string, port int) (admitted, named bool) {
 	return admitted, false
 }
 
+// Named reports whether an entry names host exactly, on some port: its
+// name, or an address or network that holds the address host is. A
+// wildcard (* or *.domain) names nothing. The sandbox sends what it
+// reaches of such a host through the proxy rather than to its own
+// loopback (NO_PROXY).
+func (p Policy) Named(host string) bool {
+	name, lit, isLit, err := parseHost(host)
+	if err != nil {
+		return false
+	}
+	for _, e := range p.list() {
+		switch e.kind { //nolint:exhaustive // wildcards name nothing
+		case kindName:
+			if !isLit && name == e.name {
+				return true
+			}
+		case kindNet:
+			if isLit && e.net.Contains(lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // names reports whether an IP or CIDR entry names the address a for port.
 func (p Policy) names(a netip.Addr, port int) bool {
 	for _, e := range p.list() {

@@ -242,3 +242,25 @@ func TestZeroPolicyIsUnset(t *testing.T) {
 		t.Error("zero Policy allowed the host's loopback")
 	}
 }
+
+// Named tells which hosts the list names exactly, whatever the port: the
+// sandbox sends those through the proxy instead of to its own loopback.
+func TestPolicyNamed(t *testing.T) {
+	t.Parallel()
+	p, err := Parse([]string{"127.0.0.1:11434", "LocalHost.", "*", "*.example.com", "10.0.0.0/8", "[::1]:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "localhost": true, "::1": true, "[::1]": true, "10.1.2.3": true,
+		"127.0.0.2": false, "api.example.com": false, "example.org": false, "": false,
+	} {
+		if got := p.Named(host); got != want {
+			t.Errorf("Named(%q) = %v, want %v", host, got, want)
+		}
+	}
+	var unset Policy
+	if unset.Named("127.0.0.1") {
+		t.Error("the unset list names 127.0.0.1")
+	}
+}
