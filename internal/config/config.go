@@ -8,6 +8,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,10 +155,7 @@ func (n *Network) UnmarshalTOML(raw []byte) error {
 	case string:
 		*n = Network(x)
 	case bool:
-		*n = NetworkOff
-		if x {
-			*n = NetworkProxy
-		}
+		*n, _ = parseNetwork(strconv.FormatBool(x))
 	default:
 		return fmt.Errorf("want %s, got %T", typeNetwork.want(), x)
 	}
