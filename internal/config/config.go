@@ -167,16 +167,17 @@ func (n *Network) UnmarshalTOML(raw []byte) error {
 // network on the safe way; false: off).
 func parseNetwork(s string) (Network, bool) {
 	t := strings.ToLower(strings.TrimSpace(s))
-	switch t {
-	case "true", "1", "yes", "on":
-		return NetworkProxy, true
-	case "false", "0", "no":
-		return NetworkOff, true
-	}
 	if slices.Contains(NetworkModes(), t) {
 		return Network(t), true
 	}
-	return "", false
+	var on bool
+	if parseValue(&on, t) != "" {
+		return "", false
+	}
+	if on {
+		return NetworkProxy, true
+	}
+	return NetworkOff, true
 }
 
 // SandboxModes are the values of sandbox.mode. They mirror the sandbox
