@@ -62,7 +62,7 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	default:
 		// Agent ownership: commit what the agent left uncommitted, if
 		// anything.
-		dirty, derr := r.deps.Repo.Dirty(ctx)
+		dirty, derr := r.dirtyAtSettle(ctx, c.look)
 		files = count()
 		if (derr != nil || dirty) && (len(c.doneIDs) > 0 || files > 0) {
 			hash, commitErr = r.commit(ctx, t, c.doneIDs)
@@ -73,6 +73,30 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 	// formatter): they are not the next agent's work.
 	r.treeSeen = err == nil && commitErr == nil
 	return files, hash, commitErr
+}
+
+// dirtyAtSettle reports whether anything is left to commit. The answer
+// the claim's look got beside its diff (readClaim) still holds when
+// nothing but ralph's reads ran since: the look is the iteration's
+// (verify drops it once a reviewer ran or files were put back), and the
+// runner has not written the plan (an untick, the plan's log).
+func (r *runner) dirtyAtSettle(ctx context.Context, look *claim) (bool, error) {
+	if look != nil && look.dirty != nil && look.dirty.err == nil {
+		if n, ok := r.planWrites(); ok && n == look.dirty.planWrites {
+			return look.dirty.dirty, nil
+		}
+	}
+	return r.deps.Repo.Dirty(ctx)
+}
+
+// planWrites counts the runner's writes of the plan file, when the plan
+// keeps count (task.File).
+func (r *runner) planWrites() (uint64, bool) {
+	w, ok := r.deps.Plan.(interface{ Writes() uint64 })
+	if !ok {
+		return 0, false
+	}
+	return w.Writes(), true
 }
 
 // agentChanges counts the changed files that are the agent's: the plan

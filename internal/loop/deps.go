@@ -89,7 +89,8 @@ type Trees interface {
 	Seen(ctx context.Context) (string, error)
 	// Diff is the patch between two trees, with a few lines of context,
 	// the files in exclude (absolute paths) left out. An empty to is the
-	// tree the last look saw; that diff may run beside Seen.
+	// tree the last look saw; that diff may run beside Seen, and beside
+	// Repo's Dirty.
 	Diff(ctx context.Context, from, to string, exclude []string) ([]byte, error)
 	// Files reads files (relative to the top of the tree, with slashes)
 	// as tree has them; a file not there is missing from the map.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ralph-loop/ralph/internal/guard"
 	"github.com/ralph-loop/ralph/internal/prompt"
@@ -119,6 +120,19 @@ type claim struct {
 	// again.
 	looked  bool
 	changes []string
+	// dirty is the repository's Dirty, asked beside the diff when the
+	// look was this iteration's and ralph commits what the agent left
+	// (agent ownership); nil when not asked.
+	dirty *dirtyAnswer
+}
+
+// dirtyAnswer is Dirty's answer as the claim's look saw the tree.
+type dirtyAnswer struct {
+	dirty bool
+	err   error
+	// planWrites is the runner's count of its writes of the plan file
+	// when it was asked (planWrites).
+	planWrites uint64
 }
 
 // readClaim snapshots the tree and reads the diff since the claimed
@@ -160,8 +174,17 @@ func (r *runner) readClaim(ctx context.Context, t task.Task, ids []string) *clai
 	}
 	if cl.looked {
 		// The diff reads the look's index: no tree need be written for
-		// it, and toTree writes one only when something reads it.
+		// it, and toTree writes one only when something reads it. The
+		// question settle asks, whether anything is left to commit, reads
+		// the user's index and the tree, as the look left it: it is asked
+		// now, beside the diff (dirtyAtSettle says when it still holds).
+		var asked sync.WaitGroup
+		if n, ok := r.planWrites(); ok && r.opts.Commit && r.opts.Ownership == task.OwnerAgent {
+			cl.dirty = &dirtyAnswer{planWrites: n}
+			asked.Go(func() { cl.dirty.dirty, cl.dirty.err = r.deps.Repo.Dirty(ctx) })
+		}
 		cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, "", exclude)
+		asked.Wait()
 		return cl
 	}
 	cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, cl.to, exclude)

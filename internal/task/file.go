@@ -37,6 +37,8 @@ type File struct {
 	// are the baseline for noticing changes, and where its tasks sit lets
 	// the next edit splice without reading the file again.
 	cur parsed
+	// writes counts the writes of the file made through f (Writes).
+	writes uint64
 }
 
 // Load reads and validates a plan file. Its format is detected from the
@@ -451,5 +453,14 @@ func (f *File) write(next parsed) error {
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	f.cur = next
+	f.writes++
 	return nil
+}
+
+// Writes counts the times f wrote the file: while the count stays the
+// same, f has not changed the file since.
+func (f *File) Writes() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
 }
