@@ -191,3 +191,23 @@ func BenchmarkModified(b *testing.B) {
 		})
 	}
 }
+
+// headingsN is a plan of n "### Task N:" sections of one box each, as
+// tools/bench's ralphex scenario writes it.
+func headingsN(n int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Bench plan\n\n## Overview\n\n%d one-line tasks.\n", n)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "\n### Task %d: Task %d\n\n- [ ] work-%03d\n", i, i, i)
+	}
+	return []byte(b.String())
+}
+
+func BenchmarkReadHeadings50(b *testing.B) {
+	data := headingsN(50)
+	f, err := detect("plan.md", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRead(b, func(p string, d []byte) error { _, err := f.read(p, d); return err }, "plan.md", data)
+}

@@ -188,7 +188,7 @@ var taskHeadingRE = regexp.MustCompile(`^(?i:task)\s+([A-Za-z0-9._-]*?[0-9][\w.-
 
 // taskHeading reads a heading plan's task heading.
 func taskHeading(text string) (id, title string, ok bool) {
-	bare := strings.TrimSpace(strings.NewReplacer("✅", " ", "❌", " ").Replace(text))
+	bare := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(text, "✅", " "), "❌", " "))
 	m := taskHeadingRE.FindStringSubmatch(bare)
 	if m == nil {
 		return "", "", false
