@@ -55,17 +55,18 @@ func main() {
 	scenarios := flag.String("scenario", "overhead,stream,stream-mix,dialects,sandbox", "scenarios to run, comma-separated: overhead, plansize, stream, stream-mix, dialects, sandbox, leak, ralphex")
 	leakIters := flag.Int("leak-iterations", 2000, "iterations of the leak scenario")
 	prebuilt := flag.String("bin", "", "use the ralph and claude (the fake agent) built in this directory, to compare builds")
+	against := flag.String("against", "", "with the ralphex scenario: also run the ralph built in this directory, interleaved run by run, to compare two builds side by side with ralphex")
 	rx := ralphexSource{}
 	flag.StringVar(&rx.dir, "ralphex-src", "", "a git clone of github.com/umputun/ralphex, for the ralphex scenario")
 	flag.StringVar(&rx.rev, "ralphex-rev", ralphexRev, "the ralphex commit the ralphex scenario builds")
 	flag.Parse()
-	if err := run(*scenarios, *modes, *prebuilt, rx, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
+	if err := run(*scenarios, *modes, *prebuilt, *against, rx, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scenarios, modes, prebuilt string, rx ralphexSource, leakIters, runs, tasks, streamMB, lineMB int) error {
+func run(scenarios, modes, prebuilt, against string, rx ralphexSource, leakIters, runs, tasks, streamMB, lineMB int) error {
 	tmp, err := os.MkdirTemp("", "ralph-bench-")
 	if err != nil {
 		return err
@@ -96,7 +97,7 @@ func run(scenarios, modes, prebuilt string, rx ralphexSource, leakIters, runs, t
 		}
 	}
 	if want(scenarios, "ralphex") {
-		if err := ralphexScenario(bin, tmp, rx, runs, tasks); err != nil {
+		if err := ralphexScenario(bin, tmp, rx, runs, tasks, against); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -71,6 +72,29 @@ type peer struct {
 	tool string
 	// ownership of ralph's runs; empty for ralphex.
 	ownership string
+	// ralph is the ralph binary of an -against build; empty: the one
+	// measured.
+	ralph string
+}
+
+// ralphexPeers are the scenario's runners: ralph in both ownerships and
+// ralphex, and, when against names another build's directory, ralph from
+// there in both ownerships too, interleaved with the others run by run
+// (two builds side by side with ralphex in one run).
+func ralphexPeers(against string) []peer {
+	ps := slices.Clone(peers)
+	if against == "" {
+		return ps
+	}
+	for _, p := range peers {
+		if p.tool == "ralph" {
+			p.key += "-against"
+			p.name += " (the build in " + against + ")"
+			p.ralph = filepath.Join(against, "ralph")
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 var peers = []peer{
@@ -104,7 +128,7 @@ type gitCount struct {
 // repository and the commit to build.
 type ralphexSource struct{ dir, rev string }
 
-func ralphexScenario(bin, tmp string, rx ralphexSource, runs, tasks int) error {
+func ralphexScenario(bin, tmp string, rx ralphexSource, runs, tasks int, against string) error {
 	src, rev := rx.dir, rx.rev
 	fmt.Printf("ralphex: ralph and ralphex on one plan of %d tasks in ralphex's format, %d runs each\n", tasks, runs)
 	if _, err := os.Stat(src); src == "" || err != nil {
@@ -147,11 +171,17 @@ func ralphexScenario(bin, tmp string, rx ralphexSource, runs, tasks int) error {
 		return err
 	}
 	env := peerEnv{ralph: filepath.Join(bin, "ralph"), ralphex: ralphex, agentBin: agentBin, configDir: configDir}
+	if against != "" {
+		if _, err := os.Stat(filepath.Join(against, "ralph")); err != nil {
+			return fmt.Errorf("-against: %w", err)
+		}
+	}
+	runners := ralphexPeers(against)
 
 	measured := map[string][]peerRun{}
 	counted := map[string]gitCount{}
 	for i := range runs + 1 {
-		for _, p := range peers { // interleaved: the machine's load hits each alike
+		for _, p := range runners { // interleaved: the machine's load hits each alike
 			dir := filepath.Join(root, fmt.Sprintf("%s-%d", p.key, i))
 			if i == 0 {
 				c, err := env.count(p, dir, tasks, gitStandIn)
@@ -171,7 +201,7 @@ func ralphexScenario(bin, tmp string, rx ralphexSource, runs, tasks int) error {
 			}
 		}
 	}
-	printPeers(rev, tasks, measured, counted)
+	printPeers(rev, tasks, runners, measured, counted)
 	return nil
 }
 
@@ -279,7 +309,7 @@ func (e peerEnv) prepare(p peer, dir string, tasks int) (*exec.Cmd, error) {
 	if p.tool == "ralphex" {
 		cmd = exec.Command(e.ralphex, "--tasks-only", "--no-color", "-m", fmt.Sprint(tasks+1), benchPlan)
 	} else {
-		cmd = exec.Command(e.ralph, "run", "--no-tui", "-n", fmt.Sprint(tasks+1), "--ownership", p.ownership, benchPlan)
+		cmd = exec.Command(cmp.Or(p.ralph, e.ralph), "run", "--no-tui", "-n", fmt.Sprint(tasks+1), "--ownership", p.ownership, benchPlan)
 	}
 	cmd.Dir = repo
 	cmd.Env = append(gitEnv(repo), "PATH="+e.agentBin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+script,
@@ -467,13 +497,13 @@ func runSampled(cmd *exec.Cmd) (time.Duration, self, error) {
 	return wall, s, nil
 }
 
-func printPeers(rev string, tasks int, measured map[string][]peerRun, counted map[string]gitCount) {
+func printPeers(rev string, tasks int, runners []peer, measured map[string][]peerRun, counted map[string]gitCount) {
 	fmt.Printf("  ralphex %s built with its 2 s pause between iterations made 0; the agent answers at once (it writes a file,\n", rev[:12])
 	fmt.Printf("  and where it owns the plan ticks its box with sed and commits with git add -A and git commit: one sh, three processes)\n")
 	fmt.Printf("  outside the agent: wall time minus the agent's own time as it logs it (its main's first line to its last), over %d iterations\n\n", tasks)
 	fmt.Println("| runner | per iteration outside the agent (the run's start and end shared out): median (min–max) | from one agent's end to the next's start: median (min–max) | peak RSS: median (max) | git processes the runner starts: run start / per iteration / run end |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, p := range peers {
+	for _, p := range runners {
 		rs := measured[p.key]
 		per, gap := field(rs, func(r peerRun) float64 { return r.perIterMS }), field(rs, func(r peerRun) float64 { return r.gapMS })
 		rss := field(rs, func(r peerRun) float64 { return r.rssMB })
@@ -483,7 +513,7 @@ func printPeers(rev string, tasks int, measured map[string][]peerRun, counted ma
 			median(rss), slices.Max(rss), len(c.start), perIteration(c), len(c.end))
 	}
 	fmt.Println()
-	for _, p := range peers {
+	for _, p := range runners {
 		rs := measured[p.key]
 		fmt.Printf("  %s runs: %s ms\n", p.key, formatMS(field(rs, func(r peerRun) float64 { return r.perIterMS })))
 		if p.tool == "ralph" {
