@@ -71,7 +71,9 @@ type Home struct {
 	// reported are the paths a Report named already: each is named
 	// once a run.
 	reported map[string]bool
-	closed   bool
+	// writtenBack counts the bytes Sync wrote back this run.
+	writtenBack int64
+	closed      bool
 }
 
 // Bind is one copy as the sandbox mounts it.

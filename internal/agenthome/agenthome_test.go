@@ -559,6 +559,29 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+func TestMatchPrefix(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		pattern, dir string
+		want         bool
+	}{
+		{"projects/**/*.jsonl", "", true},
+		{"projects/**/*.jsonl", "projects", true},
+		{"projects/**/*.jsonl", "projects/x/y", true},
+		{"projects/**/*.jsonl", "debug", false},
+		{"tmp/*/chats/*", "tmp/abc", true},
+		{"tmp/*/chats/*", "tmp/abc/chats", true},
+		{"tmp/*/chats/*", "tmp/abc/logs", false},
+		{"tmp/*/chats/*", "tmp/abc/chats/x", false},
+		{".credentials.json", "", true},
+		{".credentials.json", ".credentials.json", false},
+	} {
+		if got := matchPrefix(split(tt.pattern), split(tt.dir)); got != tt.want {
+			t.Errorf("matchPrefix(%q, %q) = %v, want %v", tt.pattern, tt.dir, got, tt.want)
+		}
+	}
+}
+
 func TestStaysInside(t *testing.T) {
 	t.Parallel()
 	r := &root{path: "/home/u/.claude", real: "/home/u/dotfiles/claude"}
@@ -579,5 +602,25 @@ func TestStaysInside(t *testing.T) {
 		if got := staysInside(r, tt.rel, tt.target); got != tt.want {
 			t.Errorf("staysInside(%q, %q) = %v, want %v", tt.rel, tt.target, got, tt.want)
 		}
+	}
+}
+
+func TestSyncWritesBackNothingTooLarge(t *testing.T) {
+	t.Parallel()
+	f := newFakeHome(t)
+	h, cp := f.open(t)
+	big := filepath.Join(cp, "projects", "x", "big.jsonl")
+	write(t, big, "")
+	if err := os.Truncate(big, maxWriteBack+1); err != nil { // sparse: no block of the copy's disk
+		t.Fatal(err)
+	}
+	rep := syncNow(t, h)
+	want := Report{Discarded: []Change{{Path: "~/.claude/projects/x/big.jsonl", Kind: Kept,
+		Detail: "256 MiB, more than ralph writes back (256 MiB a file, 2048 MiB a run)"}}}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	if _, err := os.Lstat(filepath.Join(f.claude, "projects", "x", "big.jsonl")); err == nil {
+		t.Error("the file reached the user's directory")
 	}
 }

@@ -34,6 +34,23 @@ func matchElems(pattern, name []string) bool {
 	return len(name) == 0
 }
 
+// matchPrefix reports whether a name that starts with the elements name
+// and has more could match pattern (as Match reads it).
+func matchPrefix(pattern, name []string) bool {
+	for ; len(name) > 0; pattern, name = pattern[1:], name[1:] {
+		if len(pattern) == 0 {
+			return false
+		}
+		if pattern[0] == "**" {
+			return true
+		}
+		if ok, _ := path.Match(pattern[0], name[0]); !ok {
+			return false
+		}
+	}
+	return len(pattern) > 0
+}
+
 func split(p string) []string {
 	if p == "" {
 		return nil

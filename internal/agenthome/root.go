@@ -109,6 +109,18 @@ func (r *root) inScratch(rel string) bool {
 	}
 }
 
+// mayHoldWriteBack reports whether a file below the directory rel could
+// be written back: the elements of some write-back pattern match rel's
+// so far.
+func (r *root) mayHoldWriteBack(rel string) bool {
+	for _, p := range r.writeBack {
+		if matchPrefix(split(p), split(rel)) {
+			return true
+		}
+	}
+	return false
+}
+
 // leadsToReadOnly reports whether a read-only path lies below rel, which
 // a walk of scratch must then go into.
 func (r *root) leadsToReadOnly(rel string) bool {

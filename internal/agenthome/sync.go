@@ -19,6 +19,17 @@ import (
 // through a symbolic link or a file.
 var errInTheWay = errors.New("a symbolic link or a file is in the way")
 
+// Bounds on what the agent can have written back: a file it makes may be
+// sparse, a few blocks in the copy and all its size in the user's
+// directory once written there, and any number of them may match a
+// pattern like projects/**/*.jsonl. A login or a session's transcript is
+// far below either.
+const (
+	maxWriteBack     = 256 << 20 // one file
+	maxWrittenBack   = 2 << 30   // all a run writes back
+	unreadableInCopy = "unreadable in the copy (the agent took its permissions): not written back"
+)
+
 // Sync compares the copy with what it held when it was made (or last
 // written back). A file that WriteBack names, changed or new, is written
 // to the user's, atomically, beneath the root and through no link, when
@@ -89,12 +100,23 @@ func (s *syncer) walk(dir *os.File, name, rel string, scratch bool) error {
 	}
 	switch fileType(&st) {
 	case unix.S_IFDIR:
+		if scratch && !s.r.mayHoldWriteBack(rel) {
+			return nil // neither copied nor written back: nothing to look at
+		}
 		d, err := openAt(dir, name, unix.O_RDONLY|unix.O_DIRECTORY)
+		if denied(err) {
+			s.unreadable(rel)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		defer d.Close()
 		names, err := d.Readdirnames(-1)
+		if denied(err) {
+			s.unreadable(rel)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -140,8 +162,29 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 	if scratch && !wb {
 		return nil
 	}
+	kind := Added
+	if had {
+		kind = Changed
+	}
+	if !wb && (!had || b.copy.size != st.size || s.h.reported[s.h.display(s.r, rel)]) {
+		// Discarded whatever it holds: no need to read it to say so.
+		s.r.last[rel] = st
+		s.discard(rel, kind, "")
+		return nil
+	}
+	if wb && (st.size > maxWriteBack || s.h.writtenBack+st.size > maxWrittenBack) {
+		s.r.last[rel] = st
+		s.discard(rel, Kept, fmt.Sprintf("%d MiB, more than ralph writes back (%d MiB a file, %d MiB a run)",
+			st.size>>20, maxWriteBack>>20, maxWrittenBack>>20))
+		return nil
+	}
 	f, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if denied(err) {
+		s.r.last[rel] = st
+		s.discard(rel, kind, unreadableInCopy)
 		return nil
 	}
 	if err != nil {
@@ -152,8 +195,8 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 	if err := unix.Fstat(int(f.Fd()), &fst); err != nil {
 		return err
 	}
-	if fileType(&fst) != unix.S_IFREG {
-		return nil
+	if fileType(&fst) != unix.S_IFREG || stampOf(&fst) != st {
+		return nil // swapped since the look: the agent is gone, so not for long
 	}
 	sum, err := hashFile(f)
 	if err != nil {
@@ -167,10 +210,6 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 	}
 	if !wb {
 		s.r.last[rel] = st
-		kind := Added
-		if had {
-			kind = Changed
-		}
 		s.discard(rel, kind, "")
 		return nil
 	}
@@ -186,9 +225,27 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 		s.discard(rel, Kept, why)
 	case wrote:
 		delete(s.r.last, rel)
+		s.h.writtenBack += st.size
 		s.rep.WrittenBack = append(s.rep.WrittenBack, s.h.display(s.r, rel))
 	}
 	return nil
+}
+
+// unreadable reports the directory rel of the copy, which the agent made
+// unreadable: what it holds is neither written back nor, for the files
+// ralph copied there, reported removed.
+func (s *syncer) unreadable(rel string) {
+	s.discard(rel, Changed, unreadableInCopy)
+	for p := range s.r.base {
+		if within(p, rel) || rel == "" {
+			s.seen[p] = true
+		}
+	}
+}
+
+// denied reports whether err is a permission refused.
+func denied(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
 // discard adds rel to the report, unless it is there already this run.
