@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"cmp"
-	"path/filepath"
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/proc"
@@ -63,17 +62,12 @@ func bwrapArgs(r layout, network string, egress *Egress) []string {
 //
 // With ralph's proxy (Egress) the command runs under the bridge, which
 // listens on the sandbox's loopback and gives the command the variables
-// that name it. bwrap runs a command with its path as argv[0]; the bridge
-// is told it is ralph (--argv0) when its file is named otherwise (a test
-// binary).
+// that name it. ralph knows the bridge by its first argument, whatever
+// its file is named (bwrap has no --argv0 before 0.9).
 func (b *Box) wrapBwrap(l proc.Launch, r layout) proc.Launch {
 	e := b.egress()
 	argv := append([]string{b.exe}, bwrapArgs(r, b.policy.Network, e)...)
 	if e != nil {
-		if filepath.Base(e.Bridge) != "ralph" {
-			last := len(argv) - 1 // the "--"
-			argv = append(argv[:last:last], "--argv0", "ralph", "--")
-		}
 		argv = append(argv, e.Bridge, BridgeCommand, "--socket", bridgeSocket,
 			"--no-proxy", strings.Join(e.NoProxy, ","), "--")
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +18,11 @@ import (
 const dialEnv = "SANDBOX_TEST_DIAL"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == BridgeCommand {
+		// The bridge's stand-in: it says how it was started.
+		fmt.Println(strings.Join(os.Args[1:], " "))
+		os.Exit(0)
+	}
 	if addr := os.Getenv(dialEnv); addr != "" {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -217,6 +223,36 @@ func TestBwrapNetwork(t *testing.T) {
 				t.Errorf("dial the host's 127.0.0.1: exit %d (%s), want success=%v", res.ExitCode, out.String(), open)
 			}
 		})
+	}
+}
+
+// With ralph's proxy the child runs under the bridge, ralph's own
+// executable, whatever its file is named (this test binary stands in for
+// it): the command line is one every bubblewrap ralph supports reads
+// (0.8 has no --argv0).
+func TestBwrapRunsTheBridge(t *testing.T) {
+	t.Parallel()
+	root, box := realBox(t, NetworkProxy)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "egress.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	box = box.WithEgress(Egress{Socket: sock, Bridge: exe, NoProxy: []string{"localhost"}})
+	box.tmp = privateTmp // where the socket is bound; the project and the bridge are bound back in it
+	code, out := inBox(t, box, filepath.Join(root, "proj"), nil, "echo the child")
+	sh, err := proc.LookPath("sh", "", box.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := BridgeCommand + " --socket " + bridgeSocket + " --no-proxy localhost -- " + sh + " -c echo the child"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, output %q; want the bridge started as %q", code, out, want)
 	}
 }
 
