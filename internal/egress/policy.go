@@ -291,9 +291,15 @@ func parseHost(host string) (name string, addr netip.Addr, isLit bool, err error
 		a = a.Unmap()
 		return a.String(), a, true, nil
 	}
-	name = canonicalName(host)
-	if name == "" {
+	if host == "" {
 		return "", netip.Addr{}, false, errors.New("no host named")
+	}
+	// The name goes into decisions, warnings and the run's account of
+	// hosts: one that is not a host name is refused without being
+	// repeated (it could be a megabyte long, or hold escape sequences).
+	name, err = parseName(host)
+	if err != nil {
+		return "", netip.Addr{}, false, errors.New("not a host name (letters, digits, '-' and '_' in labels of at most 63, 253 in all)")
 	}
 	return name, netip.Addr{}, false, nil
 }

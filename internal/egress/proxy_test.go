@@ -141,6 +141,18 @@ func TestRefusals(t *testing.T) {
 				Reason: "rebind.example.com resolves to 127.0.0.1, the host's loopback; name rebind.example.com or 127.0.0.1 in sandbox.allow-hosts to allow it"},
 		},
 		{
+			name: "a name too long to be one", allow: []string{"*"},
+			request: "CONNECT " + strings.Repeat("a", 70000) + ".example.com:443 HTTP/1.1\r\nHost: x:443\r\n\r\n",
+			status:  http.StatusBadRequest,
+			want:    Decision{Method: "CONNECT", Port: 443, Reason: "not a host name (letters, digits, '-' and '_' in labels of at most 63, 253 in all)"},
+		},
+		{
+			name: "a name with a terminal's escape sequence", allow: []string{"*"},
+			request: "CONNECT api\u009b2J.example.com:443 HTTP/1.1\r\nHost: x:443\r\n\r\n",
+			status:  http.StatusBadRequest,
+			want:    Decision{Method: "CONNECT", Port: 443, Reason: "not a host name (letters, digits, '-' and '_' in labels of at most 63, 253 in all)"},
+		},
+		{
 			name: "no such host", allow: []string{"*"},
 			request: "CONNECT gone.example.com:443 HTTP/1.1\r\nHost: gone.example.com:443\r\n\r\n",
 			status:  http.StatusBadGateway,
