@@ -215,14 +215,16 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 			if p, ok := strings.CutPrefix(rec, "file:"); ok && !strings.Contains(p, "\n") {
 				readOnly = append(readOnly, absIn(g.Root, p))
 			}
-			// git reads config.worktree once the repository says so; one
-			// the agent would make where none is must be bound read-only
-			// too, so it is made: empty, as git config --worktree would.
-			if k, v, ok := strings.Cut(rec, "\n"); ok && strings.EqualFold(k, "extensions.worktreeConfig") && isTrue(v) {
-				if f, err := os.OpenFile(worktreeConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-					_ = f.Close()
-				}
-			}
+		}
+	}
+	// git reads config.worktree once the repository says so (a boolean
+	// as git reads one: asked of git); one the agent would make where
+	// none is must be bound read-only too, so it is made: empty, as git
+	// config --worktree would.
+	if on, err := g.run(ctx, nil, "config", "--local", "--includes", "--type=bool", "--get", "extensions.worktreeConfig"); err == nil &&
+		strings.TrimSpace(on) == "true" {
+		if f, err := os.OpenFile(worktreeConfig, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			_ = f.Close()
 		}
 	}
 	// A linked worktree's .git file names its git directory: git, the
@@ -235,15 +237,6 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 	readOnly, writable = append(readOnly, ro...), w
 	slices.Sort(readOnly)
 	return slices.Compact(readOnly), writable
-}
-
-// isTrue reads a git boolean as git does.
-func isTrue(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "yes", "on", "1":
-		return true
-	}
-	return false
 }
 
 // moduleFiles lays out a modules/ directory for a sandbox: itself

@@ -3,6 +3,7 @@ package vcs_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
@@ -39,5 +40,44 @@ func TestCommonDir(t *testing.T) {
 	}
 	if got := vcs.CommonDir(root); got != "" {
 		t.Errorf("CommonDir outside a repository = %q, want empty", got)
+	}
+}
+
+// git reads config.worktree whenever extensions.worktreeConfig is true as
+// git reads a boolean: a bare key and a number count; ConfigFiles makes
+// the file, to be bound read-only, in each case, and not when it is off.
+func TestConfigFilesMakesTheWorktreeConfigGitReads(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, config string
+		made         bool
+	}{
+		{"true", "[extensions]\n\tworktreeConfig = true\n", true},
+		{"a bare key", "[extensions]\n\tworktreeConfig\n", true},
+		{"a number", "[extensions]\n\tworktreeConfig = 2\n", true},
+		{"false", "[extensions]\n\tworktreeConfig = false\n", false},
+		{"unset", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			gittest.Init(t, dir)
+			cfg := filepath.Join(dir, ".git", "config")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, append(b, tt.config...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wt := filepath.Join(dir, ".git", "config.worktree")
+			readOnly, _ := vcs.ConfigFiles(t.Context(), dir, gittest.Env(dir))
+			if !slices.Contains(readOnly, wt) {
+				t.Errorf("read-only: %q, want %s among them", readOnly, wt)
+			}
+			if _, err := os.Stat(wt); (err == nil) != tt.made {
+				t.Errorf("config.worktree made: %v, want %v", err == nil, tt.made)
+			}
+		})
 	}
 }
