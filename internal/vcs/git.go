@@ -91,9 +91,10 @@ type Git struct {
 	// commits counts the commits made, for maintenanceEvery.
 	commits atomic.Int64
 	// nested: the working tree holds a repository of its own, so git
-	// add runs in the sandbox (Look, Hooks); nestedChecked: the index was
-	// asked once.
-	nested, nestedChecked atomic.Bool
+	// add runs in the sandbox (Look, Hooks); nestedAsked asks the
+	// indexes once (nestedRepos).
+	nested      atomic.Bool
+	nestedAsked sync.Once
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -430,33 +431,44 @@ func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string) ([
 		return nil, err
 	}
 	changed := parseAddVerbose(string(out))
-	for _, p := range changed {
-		if _, err := os.Lstat(filepath.Join(g.Root, p, ".git")); err == nil {
-			g.nested.Store(true) // a repository the agent made: the next add asks git status in it
+	if (g.Look != nil || g.Hooks != nil) && !g.nested.Load() {
+		for _, p := range changed {
+			if _, err := os.Lstat(filepath.Join(g.Root, p, ".git")); err == nil {
+				g.nested.Store(true) // a repository the agent made: the next add asks git status in it
+				break
+			}
 		}
 	}
 	return changed, nil
 }
 
 // nestedRepos reports whether the working tree holds a repository of its
-// own, as far as ralph knows: the index has a gitlink (asked once; git
-// add -v names the ones added later).
+// own, as far as ralph knows: an index git add uses has a gitlink. Both
+// are asked, once, by the first add, the others waiting for the answer:
+// ralph's own index outlives a run, and may hold a repository an earlier
+// run's agent made and nobody committed. git add -v names the ones added
+// later.
 func (g *Git) nestedRepos(ctx context.Context) bool {
-	if g.nested.Load() || g.nestedChecked.Swap(true) {
-		return g.nested.Load()
-	}
-	out, err := g.run(ctx, nil, "ls-files", "--stage", "-z")
-	if err != nil {
-		g.nested.Store(true) // cannot tell: the sandbox is the safe side
-		return true
-	}
+	g.nestedAsked.Do(func() {
+		for _, env := range [][]string{nil, {"GIT_INDEX_FILE=" + g.index}} {
+			out, err := g.run(ctx, env, "ls-files", "--stage", "-z")
+			if err != nil || hasGitlink(out) {
+				g.nested.Store(true) // an error cannot tell: the sandbox is the safe side
+				return
+			}
+		}
+	})
+	return g.nested.Load()
+}
+
+// hasGitlink reports whether git ls-files --stage -z lists a gitlink.
+func hasGitlink(out string) bool {
 	for rec := range strings.SplitSeq(out, "\x00") {
 		if strings.HasPrefix(rec, "160000 ") {
-			g.nested.Store(true)
-			break
+			return true
 		}
 	}
-	return g.nested.Load()
+	return false
 }
 
 // parseAddVerbose reads git add -v: "add 'PATH'" and "remove 'PATH'", one

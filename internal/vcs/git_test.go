@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
@@ -678,5 +680,39 @@ func TestOpenRefusesAPlantedCommondir(t *testing.T) {
 	write(t, filepath.Join(dir, ".git", "commondir"), evil+"\n")
 	if _, err := Open(ctx, dir, g.Env); err == nil || !strings.Contains(err.Error(), "commondir") {
 		t.Errorf("Open with a planted commondir = %v, want a refusal naming it", err)
+	}
+}
+
+// countingWrapper counts the commands it wraps, running them as they are.
+type countingWrapper struct{ n atomic.Int64 }
+
+func (w *countingWrapper) Wrap(l proc.Launch) (proc.Launch, error) {
+	w.n.Add(1)
+	return l, nil
+}
+
+// A repository the agent nested, in ralph's own index only (a run that
+// committed nothing), is still one the next run's first look goes into:
+// that look runs in the sandbox, since git add asks git status in it.
+func TestLookOfANestedRepositoryFromAnEarlierRunIsSandboxed(t *testing.T) {
+	t.Parallel()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, "sub", "a.txt"), "a\n")
+	gittest.Init(t, filepath.Join(dir, "sub"))        // sub's first commit holds a.txt
+	if _, err := g.Changes(t.Context()); err != nil { // run 1's look, as ralph: no sandbox
+		t.Fatal(err)
+	}
+	next, err := Open(t.Context(), dir, gittest.Env(dir)) // run 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := &countingWrapper{}
+	next.Look = look
+	write(t, filepath.Join(dir, "b.txt"), "b\n")
+	if _, err := next.Changes(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if look.n.Load() == 0 {
+		t.Error("run 2's first look ran outside the sandbox, with a nested repository in ralph's index")
 	}
 }
