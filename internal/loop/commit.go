@@ -81,7 +81,7 @@ func (r *runner) settle(ctx context.Context, t task.Task, c classified, planEdit
 // (verify drops it once a reviewer ran or files were put back), and the
 // runner has not written the plan (an untick, the plan's log).
 func (r *runner) dirtyAtSettle(ctx context.Context, look *claim) (bool, error) {
-	if look != nil && look.dirty != nil && look.dirty.err == nil {
+	if look != nil && look.dirty != nil {
 		if n, ok := r.planWrites(); ok && n == look.dirty.planWrites {
 			return look.dirty.dirty, nil
 		}

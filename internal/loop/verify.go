@@ -122,14 +122,13 @@ type claim struct {
 	changes []string
 	// dirty is the repository's Dirty, asked beside the diff when the
 	// look was this iteration's and ralph commits what the agent left
-	// (agent ownership); nil when not asked.
+	// (agent ownership); nil when not asked, or when it failed.
 	dirty *dirtyAnswer
 }
 
 // dirtyAnswer is Dirty's answer as the claim's look saw the tree.
 type dirtyAnswer struct {
 	dirty bool
-	err   error
 	// planWrites is the runner's count of its writes of the plan file
 	// when it was asked (planWrites).
 	planWrites uint64
@@ -179,12 +178,15 @@ func (r *runner) readClaim(ctx context.Context, t task.Task, ids []string) *clai
 		// the user's index and the tree, as the look left it: it is asked
 		// now, beside the diff (dirtyAtSettle says when it still holds).
 		var asked sync.WaitGroup
-		if n, ok := r.planWrites(); ok && r.opts.Commit && r.opts.Ownership == task.OwnerAgent {
+		var dirtyErr error
+		if n, ok := r.planWrites(); ok && r.opts.Commit && r.opts.Ownership == task.OwnerAgent { // settle asks it then
 			cl.dirty = &dirtyAnswer{planWrites: n}
-			asked.Go(func() { cl.dirty.dirty, cl.dirty.err = r.deps.Repo.Dirty(ctx) })
+			asked.Go(func() { cl.dirty.dirty, dirtyErr = r.deps.Repo.Dirty(ctx) })
 		}
 		cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, "", exclude)
-		asked.Wait()
+		if asked.Wait(); dirtyErr != nil {
+			cl.dirty = nil // settle asks again
+		}
 		return cl
 	}
 	cl.diff, cl.err = r.deps.Trees.Diff(ctx, cl.from, cl.to, exclude)

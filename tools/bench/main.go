@@ -60,6 +60,19 @@ func main() {
 	flag.StringVar(&rx.dir, "ralphex-src", "", "a git clone of github.com/umputun/ralphex, for the ralphex scenario")
 	flag.StringVar(&rx.rev, "ralphex-rev", ralphexRev, "the ralphex commit the ralphex scenario builds")
 	flag.Parse()
+	// The runs start in their projects' directories: the builds' must
+	// not depend on where bench was started.
+	for _, dir := range []*string{prebuilt, against} {
+		if *dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		*dir = abs
+	}
 	if err := run(*scenarios, *modes, *prebuilt, *against, rx, *leakIters, *runs, *tasks, *streamMB, *lineMB); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
