@@ -183,22 +183,29 @@ func (n *networkLog) decide(d egress.Decision) {
 	if !d.Allowed {
 		msg = "the sandbox's proxy refused a connection: " + refusal(where, d)
 	}
+	// The reports go out once the lock is let go: they reach the
+	// renderer, which no other connection's decision need wait for.
+	var report []func(string)
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if msg != "" && len(n.watchers) == 0 && n.unwatched != nil {
-		n.unwatched(msg)
+		report = append(report, n.unwatched)
 	}
 	for a, refused := range n.watchers {
 		a.add(where, d)
 		if msg != "" {
-			refused(msg)
+			report = append(report, refused)
 		}
+	}
+	n.mu.Unlock()
+	for _, r := range report {
+		r(msg)
 	}
 }
 
-// refusal says why d was refused, naming where it went.
+// refusal says why d was refused, naming where it went: the proxy's
+// reasons that name the host start with it.
 func refusal(where string, d egress.Decision) string {
-	if d.Host == "" || strings.Contains(d.Reason, d.Host) {
+	if d.Host == "" || strings.HasPrefix(d.Reason, d.Host+" ") || strings.HasPrefix(d.Reason, d.Host+":") {
 		return d.Reason
 	}
 	return where + ": " + d.Reason
