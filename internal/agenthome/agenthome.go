@@ -178,7 +178,7 @@ func findRoots(l Layout) ([]*root, error) {
 			continue
 		}
 		out = slices.DeleteFunc(out, func(r *root) bool { return within(r.real, real) })
-		r := &root{path: p, real: real, dir: fi.IsDir(), base: map[string]entry{}, last: map[string]stamp{}}
+		r := &root{path: p, real: real, base: map[string]entry{}, last: map[string]stamp{}}
 		r.scratch = relPatterns(r, l.Scratch)
 		r.writeBack = relPatterns(r, l.WriteBack)
 		r.readOnly = relPatterns(r, l.ReadOnly)

@@ -616,7 +616,7 @@ func TestSyncWritesBackNothingTooLarge(t *testing.T) {
 	}
 	rep := syncNow(t, h)
 	want := Report{Discarded: []Change{{Path: "~/.claude/projects/x/big.jsonl", Kind: Kept,
-		Detail: "256 MiB, more than ralph writes back (256 MiB a file, 2048 MiB a run)"}}}
+		Detail: "it is 256 MiB, more than ralph writes back (256 MiB a file, 2048 MiB a run)"}}}
 	if diff := cmp.Diff(want, rep); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}

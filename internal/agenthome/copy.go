@@ -114,27 +114,17 @@ func (h *Home) copyDir(r *root, dir *os.File, name, dst, rel string, scratch boo
 // copyFile copies the regular file name to dst, with its permissions and
 // modification time, and records both files in r.base.
 func (h *Home) copyFile(r *root, dir *os.File, name, dst, rel string) error {
-	src, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
-		return nil // swapped for a link, or gone, since the look
-	}
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+	src, st, err := openRegular(dir, name)
+	if denied(err) {
 		// Another user's (a CLI once run with sudo): the agent could
 		// not read it in place either.
 		h.leaveOut(r, rel, "a file you cannot read either")
 		return nil
 	}
-	if err != nil {
-		return err
+	if err != nil || src == nil {
+		return err // or nothing: swapped for a link, or gone, since the look
 	}
 	defer src.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
-		return err
-	}
-	if fileType(&st) != unix.S_IFREG {
-		return nil
-	}
 	perm := modeOf(&st) & 0o777
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -182,6 +172,25 @@ func openAt(dir *os.File, name string, flags int) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name)), nil
 	}
+}
+
+// openRegular opens the regular file name in dir for reading, without
+// following a link and without waiting on a fifo, with its fstat(2); nil
+// and no error when name is gone, a link or not a regular file now.
+func openRegular(dir *os.File, name string) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	f, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
+		return nil, st, nil
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || fileType(&st) != unix.S_IFREG {
+		f.Close()
+		return nil, st, err
+	}
+	return f, st, nil
 }
 
 // lstatAt is lstat(2) of name in dir.

@@ -60,15 +60,11 @@ func (r *root) refresh(rel string) (bool, error) {
 	if err != nil || fileType(&cur) != unix.S_IFREG || had && stampOf(&cur) == b.real {
 		return false, nil // gone (the agent keeps its copy's), not a file, or unchanged
 	}
-	src, err := openAt(real, name, unix.O_RDONLY|unix.O_NONBLOCK)
-	if err != nil {
+	src, st, err := openRegular(real, name)
+	if err != nil || src == nil {
 		return false, nil
 	}
 	defer src.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &st); err != nil || fileType(&st) != unix.S_IFREG {
-		return false, err
-	}
 	sum, err := hashFile(src)
 	if err != nil {
 		return false, err

@@ -15,7 +15,6 @@ type root struct {
 	// and where the copy is mounted.
 	path, real string
 	copy       string
-	dir        bool
 	// scratch, writeBack and readOnly are the Layout's patterns that lie
 	// in the root, relative to it ("" is the root itself).
 	scratch, writeBack, readOnly []string

@@ -174,28 +174,21 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 	}
 	if wb && (st.size > maxWriteBack || s.h.writtenBack+st.size > maxWrittenBack) {
 		s.r.last[rel] = st
-		s.discard(rel, Kept, fmt.Sprintf("%d MiB, more than ralph writes back (%d MiB a file, %d MiB a run)",
+		s.discard(rel, Kept, fmt.Sprintf("it is %d MiB, more than ralph writes back (%d MiB a file, %d MiB a run)",
 			st.size>>20, maxWriteBack>>20, maxWrittenBack>>20))
 		return nil
 	}
-	f, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
-		return nil
-	}
+	f, fst, err := openRegular(dir, name)
 	if denied(err) {
 		s.r.last[rel] = st
 		s.discard(rel, kind, unreadableInCopy)
 		return nil
 	}
-	if err != nil {
+	if err != nil || f == nil {
 		return err
 	}
 	defer f.Close()
-	var fst unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &fst); err != nil {
-		return err
-	}
-	if fileType(&fst) != unix.S_IFREG || stampOf(&fst) != st {
+	if stampOf(&fst) != st {
 		return nil // swapped since the look: the agent is gone, so not for long
 	}
 	sum, err := hashFile(f)
