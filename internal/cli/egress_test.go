@@ -5,7 +5,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/egress"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 func TestRefusalNamesWhereItWent(t *testing.T) {
@@ -43,5 +48,20 @@ func TestNetworkLogReportsOutsideItsLock(t *testing.T) {
 	want := "the sandbox's proxy refused a connection: api.example.com:443 is not in sandbox.allow-hosts"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("reported %q, want [%q]", got, want)
+	}
+}
+
+// config names the sandbox's modes and networks without importing the
+// sandbox package: the values must be the ones it knows, or a mode
+// config accepts would reach the sandbox as one it does not.
+func TestConfigSpeaksTheSandboxsModes(t *testing.T) {
+	t.Parallel()
+	if diff := cmp.Diff([]string{sandbox.ModeAuto, sandbox.KindBwrap, sandbox.KindSandboxExec, sandbox.KindNone},
+		config.SandboxModes()); diff != "" {
+		t.Errorf("sandbox.mode values (-sandbox +config):\n%s", diff)
+	}
+	want := []string{sandbox.NetworkProxy, sandbox.NetworkOpen, sandbox.NetworkOff}
+	if diff := cmp.Diff(want, config.NetworkModes(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("sandbox.network values (-sandbox +config):\n%s", diff)
 	}
 }
