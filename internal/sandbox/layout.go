@@ -193,13 +193,17 @@ func visibleDirs(tmp, path string, env, writable []string) []string {
 func (b *Box) filterEnv(env []string) []string {
 	allowed := slices.Concat(BaseEnv(), b.policy.Env, b.pass)
 	e := b.egress()
+	var ralphs []string // the variables ralph sets itself
+	if e != nil {
+		ralphs = ProxyVars()
+	}
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "TMPDIR" && b.kind == KindBwrap {
 			continue // set below: the private /tmp
 		}
-		if e != nil && slices.Contains(ProxyVars(), k) {
+		if slices.Contains(ralphs, k) {
 			continue
 		}
 		if slices.ContainsFunc(allowed, func(p string) bool { return matchName(p, k) }) ||
