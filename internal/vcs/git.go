@@ -69,6 +69,10 @@ type Git struct {
 	// commonFileExists whether there was one (checkCommonDir).
 	commonFile       string
 	commonFileExists bool
+	// gitDirInfo is the git directory's path as Open found it (lstat):
+	// a link or another directory put in its place since is not obeyed
+	// (checkCommonDir).
+	gitDirInfo os.FileInfo
 	// moved is why no more git command runs: the commondir file moved
 	// (checkCommonDir).
 	moved atomic.Pointer[error]
@@ -131,6 +135,9 @@ func Open(ctx context.Context, dir string, env []string) (*Git, error) {
 	g.Root = lines[0]
 	// --git-dir and --git-path answer relative to where git ran.
 	g.gitDir, g.commonDir, g.realIndex = absIn(dir, lines[1]), absIn(dir, lines[2]), absIn(dir, lines[3])
+	if g.gitDirInfo, err = os.Lstat(g.gitDir); err != nil {
+		return nil, err
+	}
 	g.commonFile, g.commonFileExists = commonDirFile(g.gitDir)
 	if g.commonFileExists {
 		if err := checkCommonDirFile(g.gitDir, g.commonFile); err != nil {

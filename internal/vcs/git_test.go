@@ -716,3 +716,36 @@ func TestLookOfANestedRepositoryFromAnEarlierRunIsSandboxed(t *testing.T) {
 		t.Error("run 2's first look ran outside the sandbox, with a nested repository in ralph's index")
 	}
 }
+
+// A linked worktree's git directory lies in the common one, which the
+// agent can write: swapped for a link to a directory of its own, it is
+// not obeyed, and nothing is written through it.
+func TestGitDirSwappedForALinkStopsGit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	main := gittest.Init(t, t.TempDir())
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, main, "worktree", "add", "-q", "-b", "task", wt)
+	g, err := Open(ctx, wt, gittest.Env(main))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitDir := filepath.Join(main, ".git", "worktrees", "wt")
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	if err := os.Rename(gitDir, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(theirs, "commondir"), []byte("/elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(theirs, gitDir); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(wt, "a.txt"), "a\n")
+	if _, err := g.Changes(ctx); err == nil || !strings.Contains(err.Error(), "is not the directory it was when the run started") {
+		t.Fatalf("Changes: %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(theirs, "commondir")); string(b) != "/elsewhere\n" {
+		t.Errorf("ralph wrote through the link: commondir now %q", b)
+	}
+}

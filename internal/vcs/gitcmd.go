@@ -311,6 +311,15 @@ func (g *Git) checkCommonDir() error {
 	if err := g.moved.Load(); err != nil {
 		return *err
 	}
+	if fi, err := os.Lstat(g.gitDir); err != nil || !os.SameFile(fi, g.gitDirInfo) {
+		// A linked worktree's git directory lies in the common one, which
+		// the agent writes: one it swapped for its own (a link) would
+		// give git its configuration; nothing is written there either.
+		err := fmt.Errorf("%s is not the directory it was when the run started: git would take its configuration, "+
+			"hooks and branches from there, so ralph runs no more git command in this run: %w", g.gitDir, errCommonDirMoved)
+		g.moved.CompareAndSwap(nil, &err)
+		return *g.moved.Load()
+	}
 	now, exists := commonDirFile(g.gitDir)
 	if now == g.commonFile && exists == g.commonFileExists {
 		return nil
