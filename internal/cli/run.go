@@ -333,9 +333,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
 		g.Hooks = sb.gates()
-		// So is git add once the tree holds a repository of its own: git
-		// obeys that repository's configuration, which the agent writes.
-		g.Look = sb.look(dir)
 	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err

@@ -162,16 +162,6 @@ func (s runSandbox) agent(name string) *sandbox.Box {
 	return s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
 }
 
-// look is the sandbox of ralph's own look (git add into its own index)
-// when it must be confined: the gates', with that index writable; nil
-// without a sandbox.
-func (s runSandbox) look(dir string) proc.Wrapper {
-	if s.choice.Box == nil {
-		return nil
-	}
-	return s.choice.Box.With([]string{filepath.Join(dir, state.Dir, vcs.LookDir)}, nil)
-}
-
 // gates is the sandbox of the quality gates; nil without one.
 func (s runSandbox) gates() proc.Wrapper { return s.choice.Wrapper() }
 

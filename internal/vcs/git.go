@@ -48,13 +48,6 @@ type Git struct {
 	// agent wrote (npx lint-staged, a Makefile target), so they run as
 	// confined as the agent. Nil runs them as ralph.
 	Hooks proc.Wrapper
-	// Look, when set, is the sandbox ralph's git add runs in once the
-	// working tree holds a repository of its own (a submodule, or one
-	// nested in it): git add asks git status inside each, and that git
-	// obeys the repository's configuration and attributes (a clean
-	// filter), which the agent can write. It lets git write ralph's own
-	// index (LookDir). Nil runs them as ralph.
-	Look proc.Wrapper
 
 	// bin is the git executable, an absolute path found before any agent
 	// ran and never in the project (gitOutside).
@@ -94,9 +87,10 @@ type Git struct {
 	legacyChecked bool
 	// commits counts the commits made, for maintenanceEvery.
 	commits atomic.Int64
-	// nested: the working tree holds a repository of its own, so git
-	// add runs in the sandbox (Look, Hooks); nestedAsked asks the
-	// indexes once (nestedRepos).
+	// nested: the working tree holds a repository of its own, so the
+	// commit's git add runs in the sandbox (Hooks) and the look leaves
+	// its gitlink out (look); nestedAsked asks the indexes once
+	// (nestedRepos).
 	nested      atomic.Bool
 	nestedAsked sync.Once
 }
@@ -109,8 +103,7 @@ type Git struct {
 // alone; a user's own maintenance.auto=false holds for all.
 const maintenanceEvery = 10
 
-// LookDir is the directory of ralph's own index in the project's .ralph/:
-// a sandbox that runs ralph's look lets git write it (and its lock) there.
+// LookDir is the directory of ralph's own index in the project's .ralph/.
 const LookDir = "git"
 
 // ralphIndex names ralph's own index in LookDir.
@@ -253,7 +246,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 		}
 		fresh = true
 	}
-	changed, err := g.addAll(ctx, g.Look, []string{"GIT_INDEX_FILE=" + g.index})
+	changed, err := g.look(ctx)
 	if err != nil {
 		return err
 	}
@@ -420,12 +413,78 @@ func (g *Git) stagedChanges(ctx context.Context) bool {
 	return err != nil
 }
 
+// look brings ralph's index up to date with the working tree and returns
+// the files whose content changed there, as ralph, outside any sandbox:
+// what it reads is what the guard and the commit are checked by. git add
+// asks git status inside a nested repository (a submodule .gitmodules
+// names), and that git obeys the repository's own configuration and
+// attributes, which the agent writes (a clean filter): each gitlink with
+// a repository is left out of git add and recorded by git update-index,
+// which reads its HEAD and runs nothing there.
+func (g *Git) look(ctx context.Context) ([]string, error) {
+	env := []string{"GIT_INDEX_FILE=" + g.index}
+	if !g.nestedRepos(ctx) {
+		return g.addAll(ctx, nil, env)
+	}
+	links, err := g.gitlinks(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var paths, exclude []string
+	for _, p := range slices.Sorted(maps.Keys(links)) {
+		if _, err := os.Lstat(filepath.Join(g.Root, filepath.FromSlash(p), ".git")); err == nil {
+			paths = append(paths, p)
+			exclude = append(exclude, ":(top,exclude,literal)"+p)
+		}
+	}
+	changed, err := g.addAll(ctx, nil, env, exclude...)
+	if err != nil || len(paths) == 0 {
+		return changed, err
+	}
+	if _, err := g.output(ctx, env, nil, append([]string{"update-index", "--add", "--remove", "--"}, paths...)...); err != nil {
+		return nil, err
+	}
+	now, err := g.gitlinks(ctx, env, paths...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if now[p] != links[p] {
+			changed = append(changed, p)
+		}
+	}
+	return changed, nil
+}
+
+// gitlinks lists the gitlinks of the index env names, by path, with the
+// commit each records; paths, when given, limit the listing.
+func (g *Git) gitlinks(ctx context.Context, env []string, paths ...string) (map[string]string, error) {
+	args := []string{"ls-files", "--stage", "-z", "--"}
+	for _, p := range paths {
+		args = append(args, ":(top,literal)"+p)
+	}
+	out, err := g.output(ctx, env, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	links := map[string]string{}
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		// "MODE OID STAGE\tPATH"
+		meta, p, ok := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && f[0] == "160000" {
+			links[p] = f[1]
+		}
+	}
+	return links, nil
+}
+
 // addAll stages every change into the index env names (the real one when
-// env is nil), git add -A, and returns the files whose content it changed
-// there. ralph's own files are not among them: .ralph/ ignores them
-// (ensureIgnored), while a file git tracks there is the user's. Once the
-// tree holds a repository of its own, git add runs in sandbox (nestedRepos).
-func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string) ([]string, error) {
+// env is nil), git add -A, but for the paths exclude leaves out, and
+// returns the files whose content it changed there. ralph's own files are
+// not among them: .ralph/ ignores them (ensureIgnored), while a file git
+// tracks there is the user's. Once the tree holds a repository of its
+// own, git add runs in sandbox (nestedRepos).
+func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string, exclude ...string) ([]string, error) {
 	if err := g.ensureIgnored(true); err != nil {
 		return nil, err
 	}
@@ -433,12 +492,13 @@ func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string) ([
 		sandbox = nil
 	}
 	// git add -v's lines are translated: read them in English.
-	out, err := g.exec(ctx, sandbox, append(env, "LC_ALL=C", "LANGUAGE="), nil, "add", "-A", "-v", "--", ":(top)")
+	out, err := g.exec(ctx, sandbox, append(env, "LC_ALL=C", "LANGUAGE="), nil,
+		append([]string{"add", "-A", "-v", "--", ":(top)"}, exclude...)...)
 	if err != nil {
 		return nil, err
 	}
 	changed := parseAddVerbose(string(out))
-	if (g.Look != nil || g.Hooks != nil) && !g.nested.Load() {
+	if !g.nested.Load() {
 		for _, p := range changed {
 			if _, err := os.Lstat(filepath.Join(g.Root, p, ".git")); err == nil {
 				g.nested.Store(true) // a repository the agent made: the next add asks git status in it

@@ -7,14 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
-	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
@@ -683,38 +681,56 @@ func TestOpenRefusesAPlantedCommondir(t *testing.T) {
 	}
 }
 
-// countingWrapper counts the commands it wraps, running them as they are.
-type countingWrapper struct{ n atomic.Int64 }
-
-func (w *countingWrapper) Wrap(l proc.Launch) (proc.Launch, error) {
-	w.n.Add(1)
-	return l, nil
-}
-
-// A repository the agent nested, in ralph's own index only (a run that
-// committed nothing), is still one the next run's first look goes into:
-// that look runs in the sandbox, since git add asks git status in it.
-func TestLookOfANestedRepositoryFromAnEarlierRunIsSandboxed(t *testing.T) {
+// A repository nested in the tree (a submodule .gitmodules names) has
+// a configuration of its own, the agent's: ralph's look runs nothing in
+// it (git add would ask git status there, which runs its clean filter),
+// yet names its gitlink when its HEAD moves, in a later run as well.
+func TestLookRunsNothingInANestedRepository(t *testing.T) {
 	t.Parallel()
+	ctx := t.Context()
 	g, dir := repo(t)
-	write(t, filepath.Join(dir, "sub", "a.txt"), "a\n")
-	gittest.Init(t, filepath.Join(dir, "sub"))        // sub's first commit holds a.txt
-	if _, err := g.Changes(t.Context()); err != nil { // run 1's look, as ralph: no sandbox
+	sub := filepath.Join(dir, "sub")
+	write(t, filepath.Join(sub, "f.txt"), "a\n")
+	write(t, filepath.Join(sub, ".gitattributes"), "f.txt filter=agent\n")
+	gittest.Init(t, sub)
+	marker := filepath.Join(t.TempDir(), "filter-ran")
+	gittest.Git(t, sub, "config", "filter.agent.clean", "touch "+marker+"; cat")
+	write(t, filepath.Join(dir, ".gitmodules"), "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "a submodule")
+	if _, err := g.Changes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	next, err := Open(t.Context(), dir, gittest.Env(dir)) // run 2
+	write(t, filepath.Join(sub, "f.txt"), "b\n") // as long as before: git must read it to tell
+	_ = os.Remove(marker)
+	for _, look := range []*Git{g, reopen(t, dir)} { // this run's look, and the next run's first
+		if _, err := look.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("ralph's look ran the nested repository's clean filter")
+		}
+	}
+	gittest.Git(t, sub, "-c", "filter.agent.clean=cat", "commit", "-q", "-a", "-m", "b")
+	changes, err := g.Changes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	look := &countingWrapper{}
-	next.Look = look
-	write(t, filepath.Join(dir, "b.txt"), "b\n")
-	if _, err := next.Changes(t.Context()); err != nil {
+	if !slices.Contains(changes, sub) {
+		t.Errorf("changes %q, want the submodule whose HEAD moved", changes)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("ralph's look ran the nested repository's clean filter")
+	}
+}
+
+func reopen(t *testing.T, dir string) *Git {
+	t.Helper()
+	g, err := Open(t.Context(), dir, gittest.Env(dir))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if look.n.Load() == 0 {
-		t.Error("run 2's first look ran outside the sandbox, with a nested repository in ralph's index")
-	}
+	return g
 }
 
 // A linked worktree's git directory lies in the common one, which the

@@ -22,7 +22,7 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 	// run their hooks in the same sandbox.
 	wt, err := Open(ctx, dir, g.Env)
 	if wt != nil {
-		wt.Hooks, wt.Look = g.Hooks, g.Look
+		wt.Hooks = g.Hooks
 	}
 	return wt, err
 }
