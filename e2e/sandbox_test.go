@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/ralph-loop/ralph/internal/fakemodel"
 	"github.com/ralph-loop/ralph/internal/sandbox"
@@ -40,11 +45,39 @@ func TestSandboxAgents(t *testing.T) {
 
 const sandboxKey = "PRIVATE KEY of the e2e test"
 
+// cliSessions is where each CLI keeps its sessions, relative to HOME: a
+// glob of the run's own (DASHED and SLASHED are the CLI's name for the
+// project's directory, made from its path), and a session planted there
+// for another project, which ralph must not write back.
+var cliSessions = map[string]struct{ own, planted, content string }{
+	"claude": {".claude/projects/DASHED/*.jsonl", ".claude/projects/-home-victim-app/planted.jsonl", `{"type":"user"}`},
+	"codex": {".codex/sessions/*/*/*/rollout-*.jsonl", ".codex/sessions/2026/11/27/rollout-planted.jsonl",
+		`{"type":"session_meta","payload":{"cwd":"/home/victim/app"}}`},
+	"gemini": {".gemini/tmp/project/chats/*", ".gemini/tmp/victim-app/chats/session-planted.jsonl", `{}`},
+	"qwen":   {".qwen/projects/DASHED/chats/*.jsonl", ".qwen/projects/-home-victim-app/chats/planted.jsonl", `{}`},
+	"droid":  {".factory/sessions/SLASHED/*.jsonl", ".factory/sessions/-home-victim-app/planted.jsonl", `{"type":"session_start"}`},
+}
+
+// dashed is the name Claude Code and Qwen Code give a project's
+// directory of sessions: every character of its path but an ASCII
+// letter or digit made '-' (droid makes only each '/' one: SLASHED).
+func dashed(dir string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '-'
+	}, dir)
+}
+
 func testSandboxTasksDone(t *testing.T, cli agentCLI) {
 	t.Helper()
 	root := outsideTmp(t)
+	sessions := cliSessions[cli.name]
+	// No $(...): Gemini CLI's shell tool refuses a command substitution.
+	plant := fmt.Sprintf(`mkdir -p "$HOME/%s" && echo '%s' > "$HOME/%s"; `, path.Dir(sessions.planted), sessions.content, sessions.planted)
 	turns := []fakemodel.Turn{
-		fakemodel.Shell(`cat "$HOME/.ssh/id_ed25519" > leaked.txt 2>&1; echo "token=$GITHUB_TOKEN" >> leaked.txt; ` +
+		fakemodel.Shell(plant + `cat "$HOME/.ssh/id_ed25519" > leaked.txt 2>&1; echo "token=$GITHUB_TOKEN" >> leaked.txt; ` +
 			`git ls-remote http://blocked.example/repo.git > fetched.txt 2>&1; touch done-1.txt`),
 		fakemodel.Text(doneText("1")),
 		fakemodel.Shell("touch done-2.txt"), fakemodel.Text(doneText("2")),
@@ -74,6 +107,27 @@ func testSandboxTasksDone(t *testing.T, cli agentCLI) {
 	}
 	if b, err := os.ReadFile(filepath.Join(p.dir, "fetched.txt")); err != nil || !strings.Contains(string(b), "403") {
 		t.Errorf("git ls-remote through the proxy: %q (%v), want its 403", b, err)
+	}
+	// The sessions written back: the run's, in the project's own
+	// directory as the CLI names it (the project's path has a '_' and a
+	// '.'), and not the one planted for another project.
+	glob := strings.NewReplacer("DASHED", dashed(p.dir), "SLASHED", strings.ReplaceAll(p.dir, "/", "-")).Replace(sessions.own)
+	own, _ := filepath.Glob(filepath.Join(p.home, glob))
+	own = slices.DeleteFunc(own, func(f string) bool { return strings.Contains(f, "planted") })
+	if len(own) == 0 {
+		var there []string
+		store := filepath.Join(p.home, strings.SplitN(sessions.own, "/", 3)[0], strings.SplitN(sessions.own, "/", 3)[1])
+		_ = filepath.WalkDir(store, func(f string, _ fs.DirEntry, _ error) error {
+			there = append(there, strings.TrimPrefix(f, store))
+			return nil
+		})
+		t.Errorf("no session of the run's written back to ~/%s (the project is %s); the store holds %q", sessions.own, p.dir, there)
+	}
+	if _, err := os.Stat(filepath.Join(p.home, sessions.planted)); err == nil {
+		t.Errorf("the session the agent planted for another project was written back: ~/%s", sessions.planted)
+	}
+	if !strings.Contains(r.stdout, "planted") || !strings.Contains(r.stdout, "not a session of this project") {
+		t.Errorf("the run does not report the planted session:\n%s", r.stdout)
 	}
 	p.checkTranscriptHas("ralph: network: " + strings.TrimPrefix(p.server.URL, "http://") + " allowed")
 	p.checkBothDone()
@@ -107,7 +161,8 @@ func outsideTmp(t *testing.T) string {
 	if skipWhy != "" {
 		t.Skip(skipWhy)
 	}
-	root, err := os.MkdirTemp("/var/tmp", "ralph-e2e-sandbox-") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
+	// '_' and '.' in the path: the CLIs' names for it differ there.
+	root, err := os.MkdirTemp("/var/tmp", "ralph-e2e_sandbox.") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
 	if err != nil {
 		t.Skip("no /var/tmp for a project outside /tmp: ", err)
 	}

@@ -39,8 +39,9 @@ func codexSpec() Spec {
 		Scratch: under(dirs, "sessions", "archived_sessions", "log", "shell_snapshots", "tmp",
 			"*.sqlite*", "skills/.system", "thread-writer-locks"),
 		// The login, and this run's sessions (codex resume finds them).
-		WriteBack: under(dirs, "auth.json", "sessions/**/*.jsonl"),
-		Env:       []string{"OPENAI_*", "CODEX_*"},
+		WriteBack:  under(dirs, "auth.json", "sessions/**/*.jsonl"),
+		OwnSession: codexSession,
+		Env:        []string{"OPENAI_*", "CODEX_*"},
 	}
 }
 

@@ -39,8 +39,9 @@ func droidSpec() Spec {
 		// The tools it downloads (ripgrep).
 		ReadOnly: []string{"~/.factory/bin"},
 		// The login (plain, or encrypted), and this run's sessions.
-		WriteBack: []string{"~/.factory/auth.json", "~/.factory/auth.encrypted", "~/.factory/sessions/**/*.jsonl"},
-		Env:       []string{"FACTORY_*"},
+		WriteBack:  []string{"~/.factory/auth.json", "~/.factory/auth.encrypted", "~/.factory/sessions/**/*.jsonl"},
+		OwnSession: sessionsIn("sessions", slashed),
+		Env:        []string{"FACTORY_*"},
 	}
 }
 

@@ -40,8 +40,9 @@ func geminiSpec() Spec {
 		// The login (oauth_creds.json, or the encrypted file keychain
 		// where there is no system one), and this run's chats (gemini
 		// --resume finds them).
-		WriteBack: []string{"~/.gemini/oauth_creds.json", "~/.gemini/gemini-credentials.json", "~/.gemini/tmp/*/chats/*"},
-		Env:       []string{"GEMINI_*", "GOOGLE_*"},
+		WriteBack:  []string{"~/.gemini/oauth_creds.json", "~/.gemini/gemini-credentials.json", "~/.gemini/tmp/*/chats/*"},
+		OwnSession: sessionsIn("tmp", geminiSlug),
+		Env:        []string{"GEMINI_*", "GOOGLE_*"},
 	}
 }
 

@@ -33,8 +33,9 @@ func qwenSpec() Spec {
 		// The tools it downloads.
 		ReadOnly: []string{"~/.qwen/bin"},
 		// The login, and this run's chats (qwen --resume finds them).
-		WriteBack: []string{"~/.qwen/oauth_creds.json", "~/.qwen/projects/*/chats/*.jsonl"},
-		Env:       []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
+		WriteBack:  []string{"~/.qwen/oauth_creds.json", "~/.qwen/projects/*/chats/*.jsonl"},
+		OwnSession: sessionsIn("projects", dashed),
+		Env:        []string{"OPENAI_*", "QWEN_*", "DASHSCOPE_*"},
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -97,6 +98,16 @@ type Spec struct {
 	// login with settings (Copilot's config.json), or a database, is not
 	// written back: a change the agent made there could be anything.
 	WriteBack []string
+	// OwnSession, when set, tells the sessions of the project
+	// directories dirs (where the agent ran this run) from the others
+	// among the files WriteBack names. The CLI keeps every project's
+	// sessions in one store, and a session the agent wrote there for
+	// another project would be resumed in that project, outside the
+	// sandbox: it is not written back. root is the configuration
+	// directory that holds the file (the user's, symbolic links
+	// resolved), rel its path there (slash-separated), head its content
+	// from the start. A file that is not a session (a login) passes.
+	OwnSession func(root, rel string, head io.Reader, dirs []string) bool
 	// Env names the variables the CLI reads besides its credentials'
 	// (its endpoints, settings and switches; NAME* is a prefix): a
 	// sandbox passes them in, with Credentials.EnvVars, and drops the

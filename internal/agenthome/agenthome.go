@@ -18,6 +18,7 @@ package agenthome
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,6 +47,14 @@ type Layout struct {
 	// WriteBack are patterns of the files in Roots whose changes are
 	// written back to the user's.
 	WriteBack []string
+	// Vet, when set, is asked about each file WriteBack names before it
+	// is written back, the file being the agent's and not the user's:
+	// root is the user's root that holds it (symbolic links resolved),
+	// rel its path
+	// there (slash-separated), head its content from the start. A
+	// reason not to write it back discards the change (reported with
+	// the reason); "" lets it through.
+	Vet func(root, rel string, head io.Reader) (why string)
 }
 
 // Options say where a copy goes and how its reports name paths.
@@ -71,6 +80,8 @@ type Home struct {
 	// reported are the paths a Report named already: each is named
 	// once a run.
 	reported map[string]bool
+	// vet is Layout.Vet.
+	vet func(root, rel string, head io.Reader) string
 	// writtenBack counts the bytes Sync wrote back this run.
 	writtenBack int64
 	closed      bool
@@ -141,7 +152,7 @@ func Open(l Layout, o Options) (*Home, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent home: %w", err)
 	}
-	h := &Home{dir: dir, home: o.Home, roots: roots, reported: map[string]bool{}}
+	h := &Home{dir: dir, home: o.Home, roots: roots, vet: l.Vet, reported: map[string]bool{}}
 	for i, r := range roots {
 		r.copy = filepath.Join(dir, strconv.Itoa(i)+"-"+filepath.Base(r.path))
 		if err := h.copyRoot(r); err != nil {

@@ -1,9 +1,12 @@
 package agenthome
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,6 +190,49 @@ func TestSyncWritesBackDeclaredFiles(t *testing.T) {
 	write(t, filepath.Join(cp, "projects", "x", "s.jsonl"), `{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n")
 	if rep := syncNow(t, h); !cmp.Equal(rep.WrittenBack, []string{"~/.claude/projects/x/s.jsonl"}) {
 		t.Errorf("the third sync reports %+v", rep)
+	}
+}
+
+// Vet sees each file to be written back, from its start, with its root
+// and path; one it refuses is discarded, reported with the reason, and
+// not asked about again until it changes.
+func TestSyncAsksVet(t *testing.T) {
+	t.Parallel()
+	f := newFakeHome(t)
+	var asked []string
+	f.layout.Vet = func(root, rel string, head io.Reader) string {
+		b, err := io.ReadAll(head)
+		if err != nil {
+			t.Error(err)
+		}
+		asked = append(asked, root+" "+rel+" "+string(b))
+		if strings.HasPrefix(rel, "projects/theirs/") {
+			return "not this project's"
+		}
+		return ""
+	}
+	h, cp := f.open(t)
+	write(t, filepath.Join(cp, "projects", "ours", "s.jsonl"), "ours\n")
+	write(t, filepath.Join(cp, "projects", "theirs", "s.jsonl"), "theirs\n")
+	rep := syncNow(t, h)
+	want := Report{
+		WrittenBack: []string{"~/.claude/projects/ours/s.jsonl"},
+		Discarded:   []Change{{Path: "~/.claude/projects/theirs/s.jsonl", Kind: Added, Detail: "not this project's"}},
+	}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(f.claude, "projects", "theirs")); err == nil {
+		t.Error("the refused session was written back")
+	}
+	slices.Sort(asked)
+	wantAsked := []string{f.claude + " projects/ours/s.jsonl ours\n", f.claude + " projects/theirs/s.jsonl theirs\n"}
+	if diff := cmp.Diff(wantAsked, asked); diff != "" {
+		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+	asked = nil
+	if rep := syncNow(t, h); !cmp.Equal(rep, Report{}) || len(asked) != 0 {
+		t.Errorf("the second sync reports %+v, asked %q", rep, asked)
 	}
 }
 

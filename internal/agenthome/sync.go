@@ -27,6 +27,7 @@ var errInTheWay = errors.New("a symbolic link or a file is in the way")
 const (
 	maxWriteBack     = 256 << 20 // one file
 	maxWrittenBack   = 2 << 30   // all a run writes back
+	maxVetted        = 1 << 20   // what Layout.Vet may read of one
 	unreadableInCopy = "unreadable in the copy (the agent took its permissions): not written back"
 )
 
@@ -205,6 +206,16 @@ func (s *syncer) file(dir *os.File, name, rel string, scratch bool, st stamp) er
 		s.r.last[rel] = st
 		s.discard(rel, kind, "")
 		return nil
+	}
+	if s.h.vet != nil {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if why := s.h.vet(s.r.real, rel, io.LimitReader(f, maxVetted)); why != "" {
+			s.r.last[rel] = st
+			s.discard(rel, kind, why)
+			return nil
+		}
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err

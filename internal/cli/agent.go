@@ -35,7 +35,7 @@ func (a runAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (
 	if a.box != nil {
 		box := a.box
 		if a.homes != nil {
-			copies, err := a.homes.enter(a.Name())
+			copies, err := a.homes.enter(a.Name(), req.Dir)
 			if err != nil {
 				return agent.Result{}, fmt.Errorf("sandbox: the %s agent's configuration: %w", a.Name(), err)
 			}

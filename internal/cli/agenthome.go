@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,6 +42,12 @@ type agentHome struct {
 	home   *agenthome.Home
 	copies []sandbox.Copy
 	users  int
+	// dirs are the directories the agent ran in (the project, a
+	// worker's worktree), as given and with symbolic links resolved:
+	// the sessions written back are theirs (agent.Spec.OwnSession). The
+	// copy's Vet reads them during a Sync, which runs with
+	// agentHomes.mu held, as every change to them does.
+	dirs []string
 }
 
 func newAgentHomes(env []string) *agentHomes {
@@ -59,8 +67,8 @@ func (h *agentHomes) setWarn(warn func(string)) {
 }
 
 // enter returns the copies the named agent works on, made at its first
-// start; leave must follow when its process exits.
-func (h *agentHomes) enter(name string) ([]sandbox.Copy, error) {
+// start, to run in dir; leave must follow when its process exits.
+func (h *agentHomes) enter(name, dir string) ([]sandbox.Copy, error) {
 	defer h.flush() // after the unlock
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -82,6 +90,7 @@ func (h *agentHomes) enter(name string) ([]sandbox.Copy, error) {
 			h.tell(err.Error())
 		}
 	}
+	ah.addDir(dir)
 	ah.users++
 	return ah.copies, nil
 }
@@ -123,10 +132,32 @@ func (h *agentHomes) close() {
 	}
 }
 
+// addDir adds dir, and its real path, to the directories the agent ran
+// in.
+func (ah *agentHome) addDir(dir string) {
+	if dir == "" {
+		return
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	for _, d := range []string{filepath.Clean(dir), real} {
+		if !slices.Contains(ah.dirs, d) {
+			ah.dirs = append(ah.dirs, d)
+		}
+	}
+}
+
+// notOwnSession is why a session file the agent wrote is not written
+// back.
+const notOwnSession = "not a session of this project: written for another project, it would be resumed there outside the sandbox"
+
 // open makes the named agent's copy. An agent that declares nothing (the
 // command agent) has none.
 func (h *agentHomes) open(name string) (*agentHome, error) {
 	spec, _ := agent.Lookup(name)
+	ah := &agentHome{}
 	l := agenthome.Layout{
 		Roots:     h.expand(spec.ConfigDirs),
 		Scratch:   h.expand(spec.Scratch),
@@ -134,7 +165,15 @@ func (h *agentHomes) open(name string) (*agentHome, error) {
 		WriteBack: h.expand(spec.WriteBack),
 	}
 	if len(l.Roots) == 0 {
-		return &agentHome{}, nil
+		return ah, nil
+	}
+	if own := spec.OwnSession; own != nil {
+		l.Vet = func(root, rel string, head io.Reader) string {
+			if own(root, rel, head, ah.dirs) {
+				return ""
+			}
+			return notOwnSession
+		}
 	}
 	if h.dir == "" {
 		return nil, errors.New("its per-run copy needs a state directory: set XDG_STATE_HOME or HOME")
@@ -143,7 +182,7 @@ func (h *agentHomes) open(name string) (*agentHome, error) {
 	if err != nil {
 		return nil, err
 	}
-	ah := &agentHome{home: home}
+	ah.home = home
 	for _, b := range home.Binds() {
 		ah.copies = append(ah.copies, sandbox.Copy{Path: b.Real, Source: b.Copy, ReadOnly: b.ReadOnly})
 	}

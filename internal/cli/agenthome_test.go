@@ -3,7 +3,9 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -59,23 +61,40 @@ func TestAgentHomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newAgentHomes([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state")})
-	first, err := h.enter("claude")
+	project, worktree := filepath.Join(home, "my_app.v2"), filepath.Join(home, "worktrees", "w1")
+	first, err := h.enter("claude", project)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.enter("claude") // --parallel: another worker
+	second, err := h.enter("claude", worktree) // --parallel: another worker
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(first) != 1 || !cmp.Equal(first, second) || first[0].Path != filepath.Join(home, ".claude") {
 		t.Fatalf("copies %+v and %+v, want one of ~/.claude, shared", first, second)
 	}
-	if none, err := h.enter("command"); err != nil || len(none) != 0 {
+	if none, err := h.enter("command", project); err != nil || len(none) != 0 {
 		t.Errorf("the command agent's copies: %+v, %v; want none", none, err)
 	}
 	h.leave("command")
 	if err := os.WriteFile(filepath.Join(first[0].Source, "settings.json"), []byte(`{"hooks": {}}`), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// Sessions: the project's and the worktree's are written back, one
+	// the agent writes for another project is not.
+	sessions := map[string]bool{
+		dash(project) + "/s1.jsonl":              true,
+		dash(worktree) + "/s2/subagents/a.jsonl": true,
+		"-home-victim-app/planted.jsonl":         false,
+	}
+	for rel := range sessions {
+		p := filepath.Join(first[0].Source, "projects", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var told []string
 	h.leave("claude")
@@ -84,9 +103,16 @@ func TestAgentHomes(t *testing.T) {
 		t.Errorf("told %q while a worker is still in the copy", told)
 	}
 	h.leave("claude")
-	want := []string{"the agent changed ~/.claude/settings.json; the change was discarded (ralph keeps the agent's own configuration a per-run copy)"}
+	want := []string{"the agent added ~/.claude/projects/-home-victim-app/planted.jsonl (" + notOwnSession +
+		") and changed ~/.claude/settings.json; the changes were discarded (ralph keeps the agent's own configuration a per-run copy)"}
 	if diff := cmp.Diff(want, told); diff != "" {
 		t.Errorf("told (-want +got):\n%s", diff)
+	}
+	for rel, back := range sessions {
+		_, err := os.Stat(filepath.Join(home, ".claude", "projects", filepath.FromSlash(rel)))
+		if got := err == nil; got != back {
+			t.Errorf("~/.claude/projects/%s written back: %v, want %v", rel, got, back)
+		}
 	}
 	h.close()
 	h.close()
@@ -96,7 +122,18 @@ func TestAgentHomes(t *testing.T) {
 	if b, _ := os.ReadFile(settings); string(b) != "{}" {
 		t.Errorf("the user's settings.json: %q", b)
 	}
-	if _, err := h.enter("claude"); err == nil {
+	if _, err := h.enter("claude", project); err == nil {
 		t.Error("an agent entered after close")
 	}
+}
+
+// dash is Claude Code's name for a project's directory of sessions, as
+// the real CLI makes it (e2e's TestSandboxAgents checks it there).
+func dash(dir string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '-'
+	}, dir)
 }

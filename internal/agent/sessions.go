@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The CLIs keep the sessions of every project in one store in their
+// configuration directory, each in its own way; these tell which project
+// a session file is of (Spec.OwnSession).
+
+// sessionsIn returns an OwnSession for a CLI that keeps a project's
+// sessions in a directory of its own under store: a file under store is
+// a session of one of dirs when its first element below store is that
+// directory's, as owns tells; a file elsewhere is not a session.
+func sessionsIn(store string, owns func(root, dir, elem string) bool) func(root, rel string, _ io.Reader, dirs []string) bool {
+	return func(root, rel string, _ io.Reader, dirs []string) bool {
+		below, ok := strings.CutPrefix(rel, store+"/")
+		if !ok {
+			return true
+		}
+		elem, _, _ := strings.Cut(below, "/")
+		for _, d := range dirs {
+			if owns(root, d, elem) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// dashed is the name Qwen Code gives the directory of a project's
+// sessions: the project's path with every character but an ASCII letter
+// or digit made '-' (/home/u/my_app.v2 is -home-u-my-app-v2).
+func dashed(_, dir, elem string) bool { return elem == dash(dir) }
+
+// slashed is droid's: the project's path with each '/' made '-'
+// (/home/u/my_app.v2 is -home-u-my_app.v2).
+func slashed(_, dir, elem string) bool { return elem == strings.ReplaceAll(dir, "/", "-") }
+
+func dash(dir string) string {
+	b := []byte(dir)
+	for i, c := range b {
+		if ('a' > c || c > 'z') && ('A' > c || c > 'Z') && ('0' > c || c > '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// claudeMaxName is the longest name Claude Code gives a project's
+// directory whole: a longer one is cut there and followed by '-' and a
+// hash of the path.
+const claudeMaxName = 200
+
+// claudeDashed is Claude Code's name for the directory of a project's
+// sessions: dashed, or for a long path its first claudeMaxName
+// characters, '-' and a hash ralph does not compute (any is taken).
+func claudeDashed(_, dir, elem string) bool {
+	d := dash(dir)
+	if len(d) <= claudeMaxName {
+		return elem == d
+	}
+	hash, ok := strings.CutPrefix(elem, d[:claudeMaxName]+"-")
+	return ok && hash != "" && !strings.Contains(hash, "-")
+}
+
+// geminiSlug is Gemini CLI's name for the directory of a project's
+// sessions (tmp/NAME/chats).
+func geminiSlug(root, dir, elem string) bool {
+	n := geminiName(root, dir)
+	return n != "" && elem == n
+}
+
+// codexSession is an OwnSession for Codex, which keeps every project's
+// sessions under sessions/YEAR/MONTH/DAY/: the first line of a session
+// file, its session_meta record, names the directory it ran in.
+func codexSession(_, rel string, head io.Reader, dirs []string) bool {
+	if !strings.HasPrefix(rel, "sessions/") {
+		return true
+	}
+	var first struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Cwd string `json:"cwd"`
+		} `json:"payload"`
+	}
+	if err := json.NewDecoder(head).Decode(&first); err != nil || first.Type != "session_meta" {
+		return false
+	}
+	return first.Payload.Cwd != "" && slices.Contains(dirs, first.Payload.Cwd)
+}
+
+// geminiName is the name Gemini CLI gives the directory of a project's
+// sessions (tmp/NAME/chats): the one its registry, projects.json in
+// root, has for the project; for a project it does not know yet, the
+// first of the project's base name made a slug, then that slug followed
+// by -1, -2, ..., that neither the registry nor an ownership marker
+// (.project_root in tmp/NAME or history/NAME) gives another project, as
+// the CLI picks it. "" when the registry cannot be read.
+func geminiName(root, dir string) string {
+	var reg struct {
+		Projects map[string]string `json:"projects"`
+	}
+	switch b, err := os.ReadFile(filepath.Join(root, "projects.json")); {
+	case os.IsNotExist(err):
+	case err != nil:
+		return ""
+	default:
+		if json.Unmarshal(b, &reg) != nil {
+			return ""
+		}
+	}
+	if s, ok := reg.Projects[dir]; ok {
+		return s
+	}
+	taken := map[string]bool{}
+	for _, s := range reg.Projects {
+		taken[s] = true
+	}
+	base := geminiSlugify(filepath.Base(dir))
+	for n := range 1000 {
+		cand := base
+		if n > 0 {
+			cand += "-" + strconv.Itoa(n)
+		}
+		if taken[cand] {
+			continue
+		}
+		owned := false
+		for _, store := range []string{"tmp", "history"} {
+			b, err := os.ReadFile(filepath.Join(root, store, cand, ".project_root"))
+			if err == nil && strings.TrimSpace(string(b)) != dir || err != nil && !os.IsNotExist(err) {
+				owned = true
+			}
+		}
+		if !owned {
+			return cand
+		}
+	}
+	return ""
+}
+
+var notSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// geminiSlugify is Gemini CLI's slug of a name: lower case, each run of
+// other characters than ASCII letters and digits one '-', none at either
+// end; "project" when nothing is left.
+func geminiSlugify(name string) string {
+	s := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if s == "" {
+		return "project"
+	}
+	return s
+}
