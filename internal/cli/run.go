@@ -416,6 +416,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	emit := deps.Emit
 	sb.warnWith(func(msg string) { emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) })
+	if g, ok := pre.repo.(*vcs.Git); ok {
+		g.NewRepo = func(path string) {
+			emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: newRepoWarning(path)})
+		}
+	}
 	err = pre.run(ctx, lopts, deps)
 	if wb != nil {
 		// The tasks it started and left unfinished are no longer in
@@ -623,4 +628,12 @@ func serveArg(cmd *cobra.Command, opts *runOptions, a []string) (addr string, re
 		return "", a
 	}
 	return a[0], a[1:]
+}
+
+// newRepoWarning tells of a repository of its own found in the working
+// tree (vcs.Git.NewRepo): committed, it is a gitlink that git status, the
+// user's included, enters, obeying its configuration.
+func newRepoWarning(path string) string {
+	return fmt.Sprintf("a repository of its own appeared at %s/: committed (a gitlink), git status, yours too, runs git in it, "+
+		"which obeys %s/.git/config (core.fsmonitor names a program): read that file before you run git in this project", path, path)
 }

@@ -48,6 +48,13 @@ type Git struct {
 	// agent wrote (npx lint-staged, a Makefile target), so they run as
 	// confined as the agent. Nil runs them as ralph.
 	Hooks proc.Wrapper
+	// NewRepo, when set, is told, once each, the paths (relative to
+	// Root, slash-separated) where a look found a repository of its own
+	// that was not there before: one the agent made. Committed, it is a
+	// gitlink, and git status, the user's too, runs git inside it, which
+	// obeys that repository's configuration (core.fsmonitor names a
+	// program): the user should know before running git here.
+	NewRepo func(path string)
 
 	// bin is the git executable, an absolute path found before any agent
 	// ran and never in the project (gitOutside).
@@ -93,6 +100,8 @@ type Git struct {
 	// (nestedRepos).
 	nested      atomic.Bool
 	nestedAsked sync.Once
+	// told are the paths NewRepo was told (look, under mu).
+	told map[string]bool
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -424,7 +433,9 @@ func (g *Git) stagedChanges(ctx context.Context) bool {
 func (g *Git) look(ctx context.Context) ([]string, error) {
 	env := []string{"GIT_INDEX_FILE=" + g.index}
 	if !g.nestedRepos(ctx) {
-		return g.addAll(ctx, nil, env)
+		changed, err := g.addAll(ctx, nil, env)
+		g.tellNewRepos(changed)
+		return changed, err
 	}
 	links, err := g.gitlinks(ctx, env)
 	if err != nil {
@@ -438,6 +449,7 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 		}
 	}
 	changed, err := g.addAll(ctx, nil, env, exclude...)
+	g.tellNewRepos(changed)
 	if err != nil || len(paths) == 0 {
 		return changed, err
 	}
@@ -454,6 +466,26 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 		}
 	}
 	return changed, nil
+}
+
+// tellNewRepos tells NewRepo the paths among changed, the look's, that
+// hold a repository: the look leaves the ones it knew out of its git
+// add, so these are new (g.mu is held).
+func (g *Git) tellNewRepos(changed []string) {
+	if g.NewRepo == nil {
+		return
+	}
+	for _, p := range changed {
+		p = strings.TrimSuffix(p, "/") // git add -v writes a gitlink's path so
+		if _, err := os.Lstat(filepath.Join(g.Root, filepath.FromSlash(p), ".git")); err != nil || g.told[p] {
+			continue
+		}
+		if g.told == nil {
+			g.told = map[string]bool{}
+		}
+		g.told[p] = true
+		g.NewRepo(p)
+	}
 }
 
 // gitlinks lists the gitlinks of the index env names, by path, with the

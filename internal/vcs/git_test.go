@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -721,6 +722,40 @@ func TestLookRunsNothingInANestedRepository(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("ralph's look ran the nested repository's clean filter")
+	}
+}
+
+// NewRepo is told, once, of a repository that appears in the tree, and
+// not of one committed before (a submodule), whose HEAD moving is a
+// change like any other.
+func TestLookTellsOfANewRepository(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	sub := filepath.Join(dir, "sub")
+	write(t, filepath.Join(sub, "f.txt"), "a\n")
+	gittest.Init(t, sub)
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "a submodule")
+	var told []string
+	g.NewRepo = func(p string) { told = append(told, p) }
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(sub, "f.txt"), "b\n")
+	gittest.Git(t, sub, "commit", "-q", "-a", "-m", "b")
+	nested := filepath.Join(dir, "made", "by agent")
+	write(t, filepath.Join(nested, "n.txt"), "n\n")
+	gittest.Init(t, nested)
+	for i := range 2 {
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(nested, "n.txt"), strconv.Itoa(i)+"\n")
+		gittest.Git(t, nested, "commit", "-q", "-a", "-m", "m")
+	}
+	if want := []string{"made/by agent"}; !slices.Equal(told, want) {
+		t.Errorf("NewRepo told %q, want %q", told, want)
 	}
 }
 
