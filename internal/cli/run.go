@@ -417,8 +417,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	emit := deps.Emit
 	sb.warnWith(func(msg string) { emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) })
 	if g, ok := pre.repo.(*vcs.Git); ok {
-		g.NewRepo = func(path string) {
-			emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: newRepoWarning(path)})
+		g.NestedRepo = func(news vcs.RepoNews) {
+			emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: nestedRepoWarning(news)})
 		}
 	}
 	err = pre.run(ctx, lopts, deps)
@@ -630,10 +630,16 @@ func serveArg(cmd *cobra.Command, opts *runOptions, a []string) (addr string, re
 	return a[0], a[1:]
 }
 
-// newRepoWarning tells of a repository of its own found in the working
-// tree (vcs.Git.NewRepo): committed, it is a gitlink that git status, the
-// user's included, enters, obeying its configuration.
-func newRepoWarning(path string) string {
-	return fmt.Sprintf("a repository of its own appeared at %s/: committed (a gitlink), git status, yours too, runs git in it, "+
-		"which obeys %s/.git/config (core.fsmonitor names a program): read that file before you run git in this project", path, path)
+// nestedRepoWarning tells of a repository nested in the working tree
+// that appeared, or whose git directory moved (vcs.Git.NestedRepo): as a
+// gitlink, it is entered by git status, the user's included, which obeys
+// the configuration it finds there.
+func nestedRepoWarning(news vcs.RepoNews) string {
+	if news.GitDir == "" {
+		return fmt.Sprintf("a repository of its own appeared at %s/: committed (a gitlink), git status, yours too, runs git in it, "+
+			"which obeys %s/.git/config (core.fsmonitor names a program): read that file before you run git in this project", news.Path, news.Path)
+	}
+	return fmt.Sprintf("the repository at %s/ now takes its git directory from %s (its .git, or a commondir file, was rewritten): "+
+		"git status, yours too, runs git in it, which obeys the configuration there (core.fsmonitor names a program): "+
+		"read it before you run git in this project", news.Path, news.GitDir)
 }

@@ -48,13 +48,15 @@ type Git struct {
 	// agent wrote (npx lint-staged, a Makefile target), so they run as
 	// confined as the agent. Nil runs them as ralph.
 	Hooks proc.Wrapper
-	// NewRepo, when set, is told, once each, the paths (relative to
-	// Root, slash-separated) where a look found a repository of its own
-	// that was not there before: one the agent made. Committed, it is a
-	// gitlink, and git status, the user's too, runs git inside it, which
-	// obeys that repository's configuration (core.fsmonitor names a
-	// program): the user should know before running git here.
-	NewRepo func(path string)
+	// NestedRepo, when set, is told what a look found of the
+	// repositories nested in the working tree that the user should know
+	// before running git here: one that was not there before (the
+	// agent's), once; one whose git directory moved since the run's first
+	// look at it (its .git file, or a commondir file in its git
+	// directory, rewritten). Committed, a nested repository is a gitlink,
+	// and git status, the user's too, runs git inside it, which obeys
+	// the configuration it finds there (core.fsmonitor names a program).
+	NestedRepo func(RepoNews)
 
 	// bin is the git executable, an absolute path found before any agent
 	// ran and never in the project (gitOutside).
@@ -100,8 +102,23 @@ type Git struct {
 	// (nestedRepos).
 	nested      atomic.Bool
 	nestedAsked sync.Once
-	// told are the paths NewRepo was told (look, under mu).
-	told map[string]bool
+	// told are the paths NestedRepo was told of as new; gitDirs the git
+	// directory of each nested repository as the run's first look saw
+	// it (gitDirOf). Both for the look, under mu.
+	told    map[string]bool
+	gitDirs map[string]string
+}
+
+// RepoNews is what a look found of a repository nested in the working
+// tree (Git.NestedRepo).
+type RepoNews struct {
+	// Path is where it is, relative to the top of the working tree,
+	// slash-separated.
+	Path string
+	// GitDir, when the repository was there before, is where its git
+	// directory is now (a commondir file's directory after it), moved
+	// since the run's first look; "" for a repository that appeared.
+	GitDir string
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -450,6 +467,7 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 	}
 	changed, err := g.addAll(ctx, nil, env, exclude...)
 	g.tellNewRepos(changed)
+	g.checkGitDirs(paths)
 	if err != nil || len(paths) == 0 {
 		return changed, err
 	}
@@ -468,11 +486,11 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 	return changed, nil
 }
 
-// tellNewRepos tells NewRepo the paths among changed, the look's, that
-// hold a repository: the look leaves the ones it knew out of its git
-// add, so these are new (g.mu is held).
+// tellNewRepos tells NestedRepo the paths among changed, the look's,
+// that hold a repository: the look leaves the ones it knew out of its
+// git add, so these are new (g.mu is held).
 func (g *Git) tellNewRepos(changed []string) {
-	if g.NewRepo == nil {
+	if g.NestedRepo == nil {
 		return
 	}
 	for _, p := range changed {
@@ -484,8 +502,65 @@ func (g *Git) tellNewRepos(changed []string) {
 			g.told = map[string]bool{}
 		}
 		g.told[p] = true
-		g.NewRepo(p)
+		g.NestedRepo(RepoNews{Path: p})
 	}
+}
+
+// checkGitDirs tells NestedRepo of each of the nested repositories at
+// paths whose git directory is not where the run's first look found it
+// (g.mu is held).
+func (g *Git) checkGitDirs(paths []string) {
+	if g.NestedRepo == nil {
+		return
+	}
+	if g.gitDirs == nil {
+		g.gitDirs = map[string]string{}
+	}
+	for _, p := range paths {
+		now := gitDirOf(filepath.Join(g.Root, filepath.FromSlash(p)))
+		was, seen := g.gitDirs[p]
+		g.gitDirs[p] = now
+		if seen && now != was {
+			g.NestedRepo(RepoNews{Path: p, GitDir: now})
+		}
+	}
+}
+
+// gitDirOf is where git finds the git directory of the repository in
+// dir, as it reads dir/.git: a directory; a file whose "gitdir: PATH"
+// line names it (relative to dir); a symbolic link, followed. A commondir
+// file there moves the configuration and hooks to the directory it
+// names, which then follows, after " (commondir) ". What cannot be read
+// is said as such: it differs from what could.
+func gitDirOf(dir string) string {
+	dotGit := filepath.Join(dir, ".git")
+	gitDir := dotGit
+	fi, err := os.Lstat(dotGit)
+	switch {
+	case err != nil:
+		return "(no .git)"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(dotGit)
+		if err != nil {
+			return "(unreadable link)"
+		}
+		gitDir = absIn(dir, target)
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(dotGit)
+		if err != nil {
+			return "(unreadable .git file)"
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return "(not a gitdir file)"
+		}
+		gitDir = absIn(dir, strings.TrimSpace(p))
+	}
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		return gitDir + " (commondir) " + absIn(gitDir, strings.TrimSpace(string(b)))
+	}
+	return gitDir
 }
 
 // gitlinks lists the gitlinks of the index env names, by path, with the

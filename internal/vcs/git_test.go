@@ -725,10 +725,11 @@ func TestLookRunsNothingInANestedRepository(t *testing.T) {
 	}
 }
 
-// NewRepo is told, once, of a repository that appears in the tree, and
-// not of one committed before (a submodule), whose HEAD moving is a
-// change like any other.
-func TestLookTellsOfANewRepository(t *testing.T) {
+// NestedRepo is told, once, of a repository that appears in the tree,
+// and not of one committed before (a submodule), whose HEAD moving is a
+// change like any other; and it is told when a nested repository's git
+// directory moves: its .git file rewritten, a commondir file added.
+func TestLookTellsOfNestedRepositories(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	g, dir := repo(t)
@@ -737,25 +738,45 @@ func TestLookTellsOfANewRepository(t *testing.T) {
 	gittest.Init(t, sub)
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "a submodule")
-	var told []string
-	g.NewRepo = func(p string) { told = append(told, p) }
-	if _, err := g.Changes(ctx); err != nil {
-		t.Fatal(err)
+	var told []RepoNews
+	g.NestedRepo = func(n RepoNews) { told = append(told, n) }
+	look := func() {
+		t.Helper()
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
+	look()
 	write(t, filepath.Join(sub, "f.txt"), "b\n")
 	gittest.Git(t, sub, "commit", "-q", "-a", "-m", "b")
 	nested := filepath.Join(dir, "made", "by agent")
 	write(t, filepath.Join(nested, "n.txt"), "n\n")
 	gittest.Init(t, nested)
 	for i := range 2 {
-		if _, err := g.Changes(ctx); err != nil {
-			t.Fatal(err)
-		}
+		look()
 		write(t, filepath.Join(nested, "n.txt"), strconv.Itoa(i)+"\n")
 		gittest.Git(t, nested, "commit", "-q", "-a", "-m", "m")
 	}
-	if want := []string{"made/by agent"}; !slices.Equal(told, want) {
-		t.Errorf("NewRepo told %q, want %q", told, want)
+	if want := []RepoNews{{Path: "made/by agent"}}; !slices.Equal(told, want) {
+		t.Fatalf("NestedRepo told %+v, want %+v", told, want)
+	}
+
+	// The submodule's git directory moved into the tree, to one of the
+	// agent's (its .git made a file naming it), then its configuration
+	// moved by a commondir file there.
+	told = nil
+	evil := filepath.Join(dir, "evil")
+	if err := os.Rename(filepath.Join(sub, ".git"), evil); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(sub, ".git"), "gitdir: ../evil\n")
+	look()
+	write(t, filepath.Join(evil, "commondir"), "../elsewhere\n")
+	look()
+	look() // nothing new
+	want := []RepoNews{{Path: "sub", GitDir: evil}, {Path: "sub", GitDir: evil + " (commondir) " + filepath.Join(dir, "elsewhere")}}
+	if !slices.Equal(told, want) {
+		t.Errorf("NestedRepo told %+v, want %+v", told, want)
 	}
 }
 
