@@ -50,10 +50,9 @@ type Layout struct {
 	// Vet, when set, is asked about each file WriteBack names before it
 	// is written back, the file being the agent's and not the user's:
 	// root is the user's root that holds it (symbolic links resolved),
-	// rel its path
-	// there (slash-separated), head its content from the start. A
-	// reason not to write it back discards the change (reported with
-	// the reason); "" lets it through.
+	// rel its path there (slash-separated), head its content from the
+	// start. A reason not to write it back discards the change
+	// (reported with the reason); "" lets it through.
 	Vet func(root, rel string, head io.Reader) (why string)
 }
 
