@@ -44,14 +44,22 @@ func dashed(_, dir, elem string) bool { return elem == dash(dir) }
 // (/home/u/my_app.v2 is -home-u-my_app.v2).
 func slashed(_, dir, elem string) bool { return elem == strings.ReplaceAll(dir, "/", "-") }
 
+// dash makes dir dashed as the CLIs do it in JavaScript, one '-' for
+// each UTF-16 unit of a character that is not an ASCII letter or digit
+// (two for a character beyond the Basic Multilingual Plane).
 func dash(dir string) string {
-	b := []byte(dir)
-	for i, c := range b {
-		if ('a' > c || c > 'z') && ('A' > c || c > 'Z') && ('0' > c || c > '9') {
-			b[i] = '-'
+	var b strings.Builder
+	for _, r := range dir {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // claudeMaxName is the longest name Claude Code gives a project's

@@ -52,6 +52,7 @@ func TestOwnSession(t *testing.T) {
 		{"claude", "/h/.claude", "projects/" + longName + "-x/s.jsonl", "", []string{long}, false},
 		{"claude", "/h/.claude", "projects/" + dash(long)[:claudeMaxName] + "/s.jsonl", "", []string{long}, false},
 		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/s.jsonl", "", nil, false},
+		{"claude", "/h/.claude", "projects/-home-u-caf---/s.jsonl", "", []string{"/home/u/café😀"}, true}, // é one unit, 😀 two
 		{"qwen", "/h/.qwen", "projects/-home-u-my-app-v2/chats/s.jsonl", "", dirs, true},
 		{"qwen", "/h/.qwen", "projects/-etc/chats/s.jsonl", "", dirs, false},
 		{"qwen", "/h/.qwen", "oauth_creds.json", "", dirs, true},
