@@ -106,7 +106,7 @@ type Git struct {
 	// directory of each nested repository as the run's first look saw
 	// it (gitDirOf). Both for the look, under mu.
 	told    map[string]bool
-	gitDirs map[string]string
+	gitDirs map[string]gitDirSeen
 }
 
 // RepoNews is what a look found of a repository nested in the working
@@ -119,6 +119,9 @@ type RepoNews struct {
 	// directory is now (a commondir file's directory after it), moved
 	// since the run's first look; "" for a repository that appeared.
 	GitDir string
+	// Removed: what moved it was a commondir file in a submodule's git
+	// directory, and ralph removed it.
+	Removed bool
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -508,59 +511,89 @@ func (g *Git) tellNewRepos(changed []string) {
 
 // checkGitDirs tells NestedRepo of each of the nested repositories at
 // paths whose git directory is not where the run's first look found it
-// (g.mu is held).
+// (g.mu is held). A commondir file that appeared in a submodule's git
+// directory, in the common git directory's modules/ (which the sandbox
+// leaves the agent to write but for the configuration and hooks), is
+// removed, as checkCommonDir removes one in the repository's own: git
+// never writes one there, and the user's git would obey it.
 func (g *Git) checkGitDirs(paths []string) {
 	if g.NestedRepo == nil {
 		return
 	}
 	if g.gitDirs == nil {
-		g.gitDirs = map[string]string{}
+		g.gitDirs = map[string]gitDirSeen{}
 	}
+	modules := filepath.Join(g.commonDir, "modules") + string(filepath.Separator)
 	for _, p := range paths {
 		now := gitDirOf(filepath.Join(g.Root, filepath.FromSlash(p)))
 		was, seen := g.gitDirs[p]
-		g.gitDirs[p] = now
-		if seen && now != was {
-			g.NestedRepo(RepoNews{Path: p, GitDir: now})
+		if !seen || now == was {
+			g.gitDirs[p] = now
+			continue
 		}
+		news := RepoNews{Path: p, GitDir: now.String()}
+		if now.dir == was.dir && was.common == "" && now.common != "" && strings.HasPrefix(now.dir, modules) {
+			if err := os.Remove(filepath.Join(now.dir, "commondir")); err == nil || errors.Is(err, fs.ErrNotExist) {
+				news.Removed = true
+				now = was
+			}
+		}
+		g.gitDirs[p] = now
+		g.NestedRepo(news)
 	}
+}
+
+// gitDirSeen is where git finds a nested repository's git directory
+// (gitDirOf).
+type gitDirSeen struct {
+	// dir is the git directory, or why it cannot be told, in brackets.
+	dir string
+	// common is the directory a commondir file there names, "" for none.
+	common string
+}
+
+func (s gitDirSeen) String() string {
+	if s.common == "" {
+		return s.dir
+	}
+	return s.dir + " (commondir) " + s.common
 }
 
 // gitDirOf is where git finds the git directory of the repository in
 // dir, as it reads dir/.git: a directory; a file whose "gitdir: PATH"
-// line names it (relative to dir); a symbolic link, followed. A commondir
-// file there moves the configuration and hooks to the directory it
-// names, which then follows, after " (commondir) ". What cannot be read
-// is said as such: it differs from what could.
-func gitDirOf(dir string) string {
+// line names it (relative to dir); a symbolic link, followed; and the
+// directory a commondir file there moves the configuration and hooks
+// to. What cannot be read is said as such: it differs from what could.
+func gitDirOf(dir string) gitDirSeen {
 	dotGit := filepath.Join(dir, ".git")
 	gitDir := dotGit
 	fi, err := os.Lstat(dotGit)
 	switch {
 	case err != nil:
-		return "(no .git)"
+		return gitDirSeen{dir: "(no .git)"}
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(dotGit)
 		if err != nil {
-			return "(unreadable link)"
+			return gitDirSeen{dir: "(unreadable link)"}
 		}
 		gitDir = absIn(dir, target)
 	case fi.Mode().IsRegular():
 		b, err := os.ReadFile(dotGit)
 		if err != nil {
-			return "(unreadable .git file)"
+			return gitDirSeen{dir: "(unreadable .git file)"}
 		}
 		line, _, _ := strings.Cut(string(b), "\n")
 		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 		if !ok {
-			return "(not a gitdir file)"
+			return gitDirSeen{dir: "(not a gitdir file)"}
 		}
 		gitDir = absIn(dir, strings.TrimSpace(p))
 	}
+	seen := gitDirSeen{dir: filepath.Clean(gitDir)}
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		return gitDir + " (commondir) " + absIn(gitDir, strings.TrimSpace(string(b)))
+		seen.common = absIn(gitDir, strings.TrimSpace(string(b)))
 	}
-	return gitDir
+	return seen
 }
 
 // gitlinks lists the gitlinks of the index env names, by path, with the

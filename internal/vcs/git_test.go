@@ -761,9 +761,36 @@ func TestLookTellsOfNestedRepositories(t *testing.T) {
 		t.Fatalf("NestedRepo told %+v, want %+v", told, want)
 	}
 
-	// The submodule's git directory moved into the tree, to one of the
-	// agent's (its .git made a file naming it), then its configuration
-	// moved by a commondir file there.
+	// A commondir file in a submodule's git directory under
+	// .git/modules is removed; then the submodule's git directory moved
+	// into the tree, to one of the agent's (its .git made a file naming
+	// it), and its configuration by a commondir file there.
+	told = nil
+	modSub := filepath.Join(dir, "modsub")
+	write(t, filepath.Join(modSub, "f.txt"), "a\n")
+	gittest.Init(t, modSub)
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "a second submodule")
+	modules := filepath.Join(dir, ".git", "modules", "modsub")
+	if err := os.MkdirAll(filepath.Dir(modules), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(modSub, ".git"), modules); err != nil { // as git submodule absorbgitdirs leaves it
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(modSub, ".git"), "gitdir: ../.git/modules/modsub\n")
+	look() // new to ralph's index (a user's commit): told as new
+	look() // its git directory, as this look finds it
+	told = nil
+	write(t, filepath.Join(modules, "commondir"), "../../../elsewhere\n")
+	look()
+	if _, err := os.Stat(filepath.Join(modules, "commondir")); err == nil {
+		t.Error("the commondir file in .git/modules/modsub is still there")
+	}
+	wantRemoved := []RepoNews{{Path: "modsub", GitDir: modules + " (commondir) " + filepath.Join(dir, "elsewhere"), Removed: true}}
+	if !slices.Equal(told, wantRemoved) {
+		t.Errorf("NestedRepo told %+v, want %+v", told, wantRemoved)
+	}
 	told = nil
 	evil := filepath.Join(dir, "evil")
 	if err := os.Rename(filepath.Join(sub, ".git"), evil); err != nil {
