@@ -639,9 +639,9 @@ func nestedRepoWarning(news vcs.RepoNews) string {
 		return fmt.Sprintf("a repository of its own appeared at %s/: committed (a gitlink), git status, yours too, runs git in it, "+
 			"which obeys %s/.git/config (core.fsmonitor names a program): read that file before you run git in this project", news.Path, news.Path)
 	}
-	if news.Removed {
-		return fmt.Sprintf("a commondir file appeared in the git directory of the submodule at %s/, which moved it to %s: git status, "+
-			"yours too, would have taken the submodule's configuration from there; ralph removed it", news.Path, news.GitDir)
+	if news.PutBack {
+		return fmt.Sprintf("the git directory of the repository at %s/ was moved to %s (its .git file, or a commondir file in its "+
+			"git directory, rewritten): git status, yours too, would have obeyed the configuration there; ralph put it back", news.Path, news.GitDir)
 	}
 	return fmt.Sprintf("the repository at %s/ now takes its git directory from %s (its .git, or a commondir file, was rewritten): "+
 		"git status, yours too, runs git in it, which obeys the configuration there (core.fsmonitor names a program): "+

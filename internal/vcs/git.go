@@ -27,6 +27,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ralph-loop/ralph/internal/durable"
 	"github.com/ralph-loop/ralph/internal/proc"
 )
 
@@ -104,9 +105,12 @@ type Git struct {
 	nestedAsked sync.Once
 	// told are the paths NestedRepo was told of as new; gitDirs the git
 	// directory of each nested repository as the run's first look saw
-	// it (gitDirOf). Both for the look, under mu.
+	// it (gitDirOf). All three for the look, under mu.
 	told    map[string]bool
 	gitDirs map[string]gitDirSeen
+	// dotGitFiles holds the .git file of each nested repository that has
+	// one, as the run's first look found it (checkGitDirs).
+	dotGitFiles map[string][]byte
 }
 
 // RepoNews is what a look found of a repository nested in the working
@@ -119,9 +123,10 @@ type RepoNews struct {
 	// directory is now (a commondir file's directory after it), moved
 	// since the run's first look; "" for a repository that appeared.
 	GitDir string
-	// Removed: what moved it was a commondir file in a submodule's git
-	// directory, and ralph removed it.
-	Removed bool
+	// PutBack: ralph put back what moved it (a submodule's .git file,
+	// a commondir file in a submodule's git directory): it is where it
+	// was again.
+	PutBack bool
 }
 
 // maintenanceEvery is how often a commit of ralph's lets git run the
@@ -511,36 +516,61 @@ func (g *Git) tellNewRepos(changed []string) {
 
 // checkGitDirs tells NestedRepo of each of the nested repositories at
 // paths whose git directory is not where the run's first look found it
-// (g.mu is held). A commondir file that appeared in a submodule's git
-// directory, in the common git directory's modules/ (which the sandbox
-// leaves the agent to write but for the configuration and hooks), is
-// removed, as checkCommonDir removes one in the repository's own: git
-// never writes one there, and the user's git would obey it.
+// (g.mu is held), and puts back what moved it when ralph can tell it was
+// not git: a submodule's .git file rewritten (git writes it when the
+// submodule is made, in .git/modules/, which the sandbox keeps
+// read-only), a commondir file in a submodule's git directory under
+// .git/modules/ (git never writes one there: checkCommonDir removes one
+// in the repository's own too).
 func (g *Git) checkGitDirs(paths []string) {
 	if g.NestedRepo == nil {
 		return
 	}
 	if g.gitDirs == nil {
-		g.gitDirs = map[string]gitDirSeen{}
+		g.gitDirs, g.dotGitFiles = map[string]gitDirSeen{}, map[string][]byte{}
 	}
 	modules := filepath.Join(g.commonDir, "modules") + string(filepath.Separator)
 	for _, p := range paths {
-		now := gitDirOf(filepath.Join(g.Root, filepath.FromSlash(p)))
+		dir := filepath.Join(g.Root, filepath.FromSlash(p))
+		now := gitDirOf(dir)
 		was, seen := g.gitDirs[p]
-		if !seen || now == was {
+		if !seen {
 			g.gitDirs[p] = now
+			if b, ok := dotGitFile(dir); ok {
+				g.dotGitFiles[p] = b
+			}
+			continue
+		}
+		if now == was {
 			continue
 		}
 		news := RepoNews{Path: p, GitDir: now.String()}
-		if now.dir == was.dir && was.common == "" && now.common != "" && strings.HasPrefix(now.dir, modules) {
-			if err := os.Remove(filepath.Join(now.dir, "commondir")); err == nil || errors.Is(err, fs.ErrNotExist) {
-				news.Removed = true
-				now = was
+		if orig, ok := g.dotGitFiles[p]; ok && now.dir != was.dir {
+			if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && !fi.IsDir() &&
+				durable.WriteFile(filepath.Join(dir, ".git"), orig, 0o644) == nil {
+				now = gitDirOf(dir)
 			}
 		}
+		if now.dir == was.dir && was.common == "" && now.common != "" && strings.HasPrefix(now.dir, modules) {
+			if err := os.Remove(filepath.Join(now.dir, "commondir")); err == nil || errors.Is(err, fs.ErrNotExist) {
+				now = gitDirOf(dir)
+			}
+		}
+		news.PutBack = now == was
 		g.gitDirs[p] = now
 		g.NestedRepo(news)
 	}
+}
+
+// dotGitFile is what the .git file of the repository in dir holds; false
+// when .git is not a regular file.
+func dotGitFile(dir string) ([]byte, bool) {
+	p := filepath.Join(dir, ".git")
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := os.ReadFile(p)
+	return b, err == nil
 }
 
 // gitDirSeen is where git finds a nested repository's git directory

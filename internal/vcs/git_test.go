@@ -728,7 +728,8 @@ func TestLookRunsNothingInANestedRepository(t *testing.T) {
 // NestedRepo is told, once, of a repository that appears in the tree,
 // and not of one committed before (a submodule), whose HEAD moving is a
 // change like any other; and it is told when a nested repository's git
-// directory moves: its .git file rewritten, a commondir file added.
+// directory moves: its .git file rewritten, a commondir file added. What
+// moved a submodule's is put back.
 func TestLookTellsOfNestedRepositories(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -761,10 +762,8 @@ func TestLookTellsOfNestedRepositories(t *testing.T) {
 		t.Fatalf("NestedRepo told %+v, want %+v", told, want)
 	}
 
-	// A commondir file in a submodule's git directory under
-	// .git/modules is removed; then the submodule's git directory moved
-	// into the tree, to one of the agent's (its .git made a file naming
-	// it), and its configuration by a commondir file there.
+	// A submodule whose git directory is under .git/modules: a commondir
+	// file there is removed.
 	told = nil
 	modSub := filepath.Join(dir, "modsub")
 	write(t, filepath.Join(modSub, "f.txt"), "a\n")
@@ -787,21 +786,40 @@ func TestLookTellsOfNestedRepositories(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(modules, "commondir")); err == nil {
 		t.Error("the commondir file in .git/modules/modsub is still there")
 	}
-	wantRemoved := []RepoNews{{Path: "modsub", GitDir: modules + " (commondir) " + filepath.Join(dir, "elsewhere"), Removed: true}}
-	if !slices.Equal(told, wantRemoved) {
-		t.Errorf("NestedRepo told %+v, want %+v", told, wantRemoved)
-	}
-	told = nil
+	// Its .git file rewritten to name a git directory of the agent's: put
+	// back as it was.
 	evil := filepath.Join(dir, "evil")
-	if err := os.Rename(filepath.Join(sub, ".git"), evil); err != nil {
+	if err := os.MkdirAll(evil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(sub, ".git"), "gitdir: ../evil\n")
-	look()
-	write(t, filepath.Join(evil, "commondir"), "../elsewhere\n")
+	write(t, filepath.Join(modSub, ".git"), "gitdir: ../evil\n")
 	look()
 	look() // nothing new
-	want := []RepoNews{{Path: "sub", GitDir: evil}, {Path: "sub", GitDir: evil + " (commondir) " + filepath.Join(dir, "elsewhere")}}
+	if b, err := os.ReadFile(filepath.Join(modSub, ".git")); err != nil || string(b) != "gitdir: ../.git/modules/modsub\n" {
+		t.Errorf("modsub/.git holds %q (%v), want it put back", b, err)
+	}
+	wantPutBack := []RepoNews{
+		{Path: "modsub", GitDir: modules + " (commondir) " + filepath.Join(dir, "elsewhere"), PutBack: true},
+		{Path: "modsub", GitDir: evil, PutBack: true},
+	}
+	if !slices.Equal(told, wantPutBack) {
+		t.Errorf("NestedRepo told %+v, want %+v", told, wantPutBack)
+	}
+
+	// A repository whose .git is a directory: moved elsewhere and
+	// pointed at by a file, and a commondir file in the agent's own git
+	// directory, are told of, not put back.
+	told = nil
+	moved := filepath.Join(dir, "moved")
+	if err := os.Rename(filepath.Join(sub, ".git"), moved); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(sub, ".git"), "gitdir: ../moved\n")
+	look()
+	write(t, filepath.Join(moved, "commondir"), "../elsewhere\n")
+	look()
+	look() // nothing new
+	want := []RepoNews{{Path: "sub", GitDir: moved}, {Path: "sub", GitDir: moved + " (commondir) " + filepath.Join(dir, "elsewhere")}}
 	if !slices.Equal(told, want) {
 		t.Errorf("NestedRepo told %+v, want %+v", told, want)
 	}
