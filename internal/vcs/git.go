@@ -278,6 +278,11 @@ func (g *Git) scanOnce(ctx context.Context) error {
 		if err := copyIndex(g.realIndex, g.index); err != nil {
 			return err
 		}
+		// What the copy holds is the real index's, not what the last
+		// look saw (it may hold what the agent staged itself, ignored
+		// files included), even when this look fails and the next one
+		// finds nothing to change.
+		g.seen = ""
 		fresh = true
 	}
 	changed, err := g.look(ctx)

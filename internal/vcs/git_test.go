@@ -825,6 +825,41 @@ func TestLookTellsOfNestedRepositories(t *testing.T) {
 	}
 }
 
+// A look git refuses (a path it will not add) makes ralph's index again
+// from the real one, which holds what the agent staged itself, an
+// ignored file included: the next look, finding nothing more to add,
+// names that index's tree, not the one the last good look saw. (Found by
+// the seeded oracle, seed 1795784277388224479.)
+func TestLookAfterARefusedLookNamesTheCopiedIndex(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	write(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "ignore logs")
+	before, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "x.log"), "staged by the agent\n")
+	gittest.Git(t, dir, "add", "-f", "x.log")
+	write(t, filepath.Join(dir, ".GIT", "config"), "[core]\n")
+	if _, err := g.Snapshot(ctx); err == nil {
+		t.Fatal("a look with .GIT/config in the tree succeeded; git refuses that path")
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".GIT")); err != nil {
+		t.Fatal(err)
+	}
+	after, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(gittest.Git(t, dir, "write-tree"))
+	if after != want || after == before {
+		t.Errorf("the look names tree %s (before the refused look: %s), want the index's %s", after, before, want)
+	}
+}
+
 func reopen(t *testing.T, dir string) *Git {
 	t.Helper()
 	g, err := Open(t.Context(), dir, gittest.Env(dir))
