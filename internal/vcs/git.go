@@ -473,7 +473,7 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 	}
 	var paths, exclude []string
 	for _, p := range slices.Sorted(maps.Keys(links)) {
-		if _, err := os.Lstat(filepath.Join(g.Root, filepath.FromSlash(p), ".git")); err == nil {
+		if g.holdsRepo(p) {
 			paths = append(paths, p)
 			exclude = append(exclude, ":(top,exclude,literal)"+p)
 		}
@@ -499,6 +499,14 @@ func (g *Git) look(ctx context.Context) ([]string, error) {
 	return changed, nil
 }
 
+// holdsRepo reports whether the directory p of the working tree (relative
+// to its top, slash-separated) holds a repository of its own: a .git
+// there, as git looks for one.
+func (g *Git) holdsRepo(p string) bool {
+	_, err := os.Lstat(filepath.Join(g.Root, filepath.FromSlash(p), ".git"))
+	return err == nil
+}
+
 // tellNewRepos tells NestedRepo the paths among changed, the look's,
 // that hold a repository: the look leaves the ones it knew out of its
 // git add, so these are new (g.mu is held).
@@ -508,7 +516,7 @@ func (g *Git) tellNewRepos(changed []string) {
 	}
 	for _, p := range changed {
 		p = strings.TrimSuffix(p, "/") // git add -v writes a gitlink's path so
-		if _, err := os.Lstat(filepath.Join(g.Root, filepath.FromSlash(p), ".git")); err != nil || g.told[p] {
+		if g.told[p] || !g.holdsRepo(p) {
 			continue
 		}
 		if g.told == nil {
@@ -673,13 +681,8 @@ func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string, ex
 		return nil, err
 	}
 	changed := parseAddVerbose(string(out))
-	if !g.nested.Load() {
-		for _, p := range changed {
-			if _, err := os.Lstat(filepath.Join(g.Root, p, ".git")); err == nil {
-				g.nested.Store(true) // a repository the agent made: the next add asks git status in it
-				break
-			}
-		}
+	if !g.nested.Load() && slices.ContainsFunc(changed, g.holdsRepo) {
+		g.nested.Store(true) // a repository the agent made: the next add asks git status in it
 	}
 	return changed, nil
 }
