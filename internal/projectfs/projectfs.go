@@ -148,6 +148,23 @@ func (r Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return durable.ReplaceAt(dir, filepath.Base(target), data, perm)
 }
 
+// Replace replaces the entry name with a regular file holding data,
+// atomically and durably, as WriteFile does, but for a symbolic link at
+// name, which is replaced, not followed. The directories on the way stay
+// beneath the root.
+func (r Root) Replace(name string, data []byte, perm fs.FileMode) error {
+	rel, err := r.rel(name)
+	if err != nil {
+		return err
+	}
+	dir, err := r.open(filepath.Dir(rel), os.O_RDONLY|dirFlag, 0)
+	if err != nil {
+		return r.explain(name, err)
+	}
+	defer dir.Close()
+	return durable.ReplaceAt(dir, filepath.Base(rel), data, perm)
+}
+
 // Append adds data at the end of name (created with perm when missing) as
 // durable.Append does.
 func (r Root) Append(name string, data []byte, perm fs.FileMode) error {

@@ -185,6 +185,45 @@ func TestWriteFileStaysBeneath(t *testing.T) {
 	}
 }
 
+// Replace puts a file where a link was, and writes nowhere a link in
+// the way leads.
+func TestReplaceStaysBeneath(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"walk", "openat2"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			project, outside := tree(t)
+			r, ok := roots(project)[how]
+			if !ok {
+				t.Skip("no openat2 here")
+			}
+			for _, name := range []string{"out", "sub/uplink"} {
+				if err := r.Replace(name, []byte("replaced"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				fi, err := os.Lstat(filepath.Join(project, name))
+				if err != nil || !fi.Mode().IsRegular() {
+					t.Errorf("%s after Replace: %v, %v; want a regular file in the link's place", name, fi, err)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(project, "plan.json")); string(b) != "plan" {
+				t.Errorf("plan.json = %q, want it untouched (sub/uplink led there)", b)
+			}
+			for _, name := range []string{"outdir/secret", "outdir/fresh", "../outside/secret"} {
+				if err := r.Replace(name, []byte("pwned"), 0o644); !errors.Is(err, ErrOutside) {
+					t.Errorf("Replace(%q) = %v, want an error wrapping ErrOutside", name, err)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "key" {
+				t.Errorf("outside/secret = %q, want it untouched", b)
+			}
+			if _, err := os.Lstat(filepath.Join(outside, "fresh")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("outside/fresh was made: %v", err)
+			}
+		})
+	}
+}
+
 func TestAppendAndDirectories(t *testing.T) {
 	t.Parallel()
 	project, _ := tree(t)

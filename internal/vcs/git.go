@@ -21,14 +21,15 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/ralph-loop/ralph/internal/durable"
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // Git is a git working tree.
@@ -507,6 +508,18 @@ func (g *Git) holdsRepo(p string) bool {
 	return err == nil
 }
 
+// holdsRepoFile reports whether p is a directory (not a link) whose .git
+// is not a directory: a .git file, or what was put in its place.
+func (g *Git) holdsRepoFile(p string) bool {
+	dir := filepath.Join(g.Root, filepath.FromSlash(p))
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	fi, err = os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil && !fi.IsDir()
+}
+
 // tellNewRepos tells NestedRepo the paths among changed, the look's,
 // that hold a repository: the look leaves the ones it knew out of its
 // git add, so these are new (g.mu is held).
@@ -558,9 +571,10 @@ func (g *Git) checkGitDirs(paths []string) {
 			continue
 		}
 		news := RepoNews{Path: p, GitDir: now.String()}
-		if orig, ok := g.dotGitFiles[p]; ok && now.dir != was.dir {
-			if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && !fi.IsDir() &&
-				durable.WriteFile(filepath.Join(dir, ".git"), orig, 0o644) == nil {
+		if orig, ok := g.dotGitFiles[p]; ok && now.dir != was.dir && g.holdsRepoFile(p) {
+			// Beneath the working tree, and never through a link: the
+			// agent may have made one of the directory, or of .git.
+			if projectfs.New(g.Root).Replace(path.Join(p, ".git"), orig, 0o644) == nil {
 				now = gitDirOf(dir)
 			}
 		}

@@ -765,19 +765,7 @@ func TestLookTellsOfNestedRepositories(t *testing.T) {
 	// A submodule whose git directory is under .git/modules: a commondir
 	// file there is removed.
 	told = nil
-	modSub := filepath.Join(dir, "modsub")
-	write(t, filepath.Join(modSub, "f.txt"), "a\n")
-	gittest.Init(t, modSub)
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "a second submodule")
-	modules := filepath.Join(dir, ".git", "modules", "modsub")
-	if err := os.MkdirAll(filepath.Dir(modules), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(filepath.Join(modSub, ".git"), modules); err != nil { // as git submodule absorbgitdirs leaves it
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(modSub, ".git"), "gitdir: ../.git/modules/modsub\n")
+	modSub, modules := absorbedSubmodule(t, dir, "modsub")
 	look() // new to ralph's index (a user's commit): told as new
 	look() // its git directory, as this look finds it
 	told = nil
@@ -857,6 +845,62 @@ func TestLookAfterARefusedLookNamesTheCopiedIndex(t *testing.T) {
 	want := strings.TrimSpace(gittest.Git(t, dir, "write-tree"))
 	if after != want || after == before {
 		t.Errorf("the look names tree %s (before the refused look: %s), want the index's %s", after, before, want)
+	}
+}
+
+// absorbedSubmodule commits a submodule at name whose git directory is
+// .git/modules/name, named by its .git file, as git submodule
+// absorbgitdirs leaves it; it returns the submodule and its git
+// directory.
+func absorbedSubmodule(t *testing.T, dir, name string) (sub, gitDir string) {
+	t.Helper()
+	sub, gitDir = filepath.Join(dir, name), filepath.Join(dir, ".git", "modules", name)
+	write(t, filepath.Join(sub, "f.txt"), "a\n")
+	gittest.Init(t, sub)
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "submodule "+name)
+	if err := os.MkdirAll(filepath.Dir(gitDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(sub, ".git"), gitDir); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(sub, ".git"), "gitdir: ../.git/modules/"+name+"\n")
+	return sub, gitDir
+}
+
+// A submodule the agent replaced with a link to a directory elsewhere
+// has its git directory moved, and told of, but nothing is put back
+// there: ralph writes no .git file through a link.
+func TestLookPutsNothingBackThroughALink(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	sub, _ := absorbedSubmodule(t, dir, "lib")
+	var told []RepoNews
+	g.NestedRepo = func(n RepoNews) { told = append(told, n) }
+	for range 2 { // new to ralph's index, then its git directory as found
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	told = nil
+	elsewhere := t.TempDir()
+	write(t, filepath.Join(elsewhere, ".git"), "gitdir: "+elsewhere+"\n")
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, sub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(elsewhere, ".git")); err != nil || string(b) != "gitdir: "+elsewhere+"\n" {
+		t.Errorf("the .git file the link leads to holds %q (%v): ralph wrote through the link", b, err)
+	}
+	if want := []RepoNews{{Path: "lib", GitDir: elsewhere}}; !slices.Equal(told, want) {
+		t.Errorf("NestedRepo told %+v, want %+v", told, want)
 	}
 }
 
