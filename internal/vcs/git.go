@@ -639,17 +639,13 @@ func gitDirOf(dir string) gitDirSeen {
 		if err != nil {
 			return gitDirSeen{dir: "(unreadable .git file)"}
 		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-		if !ok {
+		var ok bool
+		if gitDir, ok = gitFileDir(dir, b); !ok {
 			return gitDirSeen{dir: "(not a gitdir file)"}
 		}
-		gitDir = absIn(dir, strings.TrimSpace(p))
 	}
 	seen := gitDirSeen{dir: filepath.Clean(gitDir)}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		seen.common = absIn(gitDir, strings.TrimSpace(string(b)))
-	}
+	seen.common, _ = commonDirIn(gitDir)
 	return seen
 }
 

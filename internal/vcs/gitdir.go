@@ -34,21 +34,35 @@ func linkedCommonDir(top, file string) string {
 	if err != nil {
 		return ""
 	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	gitDir, ok := gitFileDir(top, b)
 	if !ok {
 		return ""
 	}
-	gitDir = strings.TrimSpace(gitDir)
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(top, gitDir)
+	if common, ok := commonDirIn(gitDir); ok {
+		return common
 	}
-	c, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	return gitDir
+}
+
+// gitFileDir reads what a .git file holds ("gitdir: PATH", as git writes
+// it for a submodule or a linked worktree) in the working tree top: the
+// git directory it names, absolute; false when it names none.
+func gitFileDir(top string, content []byte) (string, bool) {
+	line, _, _ := strings.Cut(string(content), "\n")
+	p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	return filepath.Clean(absIn(top, strings.TrimSpace(p))), true
+}
+
+// commonDirIn is the directory the commondir file of the git directory
+// gitDir names, absolute, which git takes the configuration, the hooks
+// and the refs from; false when there is no such file.
+func commonDirIn(gitDir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
 	if err != nil {
-		return filepath.Clean(gitDir)
+		return "", false
 	}
-	common := strings.TrimSpace(string(c))
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(gitDir, common)
-	}
-	return filepath.Clean(common)
+	return filepath.Clean(absIn(gitDir, strings.TrimSpace(string(b)))), true
 }
