@@ -596,7 +596,7 @@ func dotGitFile(dir string) ([]byte, bool) {
 	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	b, err := os.ReadFile(p)
+	b, err := readGitFile(p)
 	return b, err == nil
 }
 
@@ -635,7 +635,7 @@ func gitDirOf(dir string) gitDirSeen {
 		}
 		gitDir = absIn(dir, target)
 	case fi.Mode().IsRegular():
-		b, err := os.ReadFile(dotGit)
+		b, err := readGitFile(dotGit)
 		if err != nil {
 			return gitDirSeen{dir: "(unreadable .git file)"}
 		}
@@ -645,7 +645,12 @@ func gitDirOf(dir string) gitDirSeen {
 		}
 	}
 	seen := gitDirSeen{dir: filepath.Clean(gitDir)}
-	seen.common, _ = commonDirIn(gitDir)
+	var ok bool
+	if seen.common, ok = commonDirIn(gitDir); !ok {
+		if _, err := os.Lstat(filepath.Join(gitDir, "commondir")); err == nil {
+			seen.common = "(unreadable commondir)" // a fifo, say: there all the same
+		}
+	}
 	return seen
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -901,6 +902,48 @@ func TestLookPutsNothingBackThroughALink(t *testing.T) {
 	}
 	if want := []RepoNews{{Path: "lib", GitDir: elsewhere}}; !slices.Equal(told, want) {
 		t.Errorf("NestedRepo told %+v, want %+v", told, want)
+	}
+}
+
+// A fifo the agent puts where ralph reads one of git's small files
+// (.git/commondir, a submodule's commondir) holds nothing up: ralph's
+// git stops, the fifo is removed from .git, and the submodule's is put
+// back too.
+func TestAFifoForAGitFileHoldsNothingUp(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g, dir := repo(t)
+	_, modules := absorbedSubmodule(t, dir, "lib")
+	var told []RepoNews
+	g.NestedRepo = func(n RepoNews) { told = append(told, n) }
+	for range 2 { // new to ralph's index, then its git directory as found
+		if _, err := g.Changes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	told = nil
+	if err := syscall.Mkfifo(filepath.Join(modules, "commondir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(modules, "commondir")); err == nil {
+		t.Error("the fifo in the submodule's git directory is still there")
+	}
+	if len(told) != 1 || !told[0].PutBack {
+		t.Errorf("NestedRepo told %+v, want the submodule's commondir put back", told)
+	}
+
+	fifo := filepath.Join(dir, ".git", "commondir")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Snapshot(ctx); !errors.Is(err, errCommonDirMoved) {
+		t.Errorf("a look with a fifo for .git/commondir: %v, want ralph's git stopped", err)
+	}
+	if _, err := os.Lstat(fifo); err == nil {
+		t.Error("the fifo for .git/commondir is still there")
 	}
 }
 

@@ -269,10 +269,18 @@ func moduleFiles(modules string) (readOnly, writable []string) {
 }
 
 // commonDirFile reads the git directory's commondir file: its content,
-// and whether it exists.
+// and whether it exists. One that cannot be read (a fifo the agent put
+// there) exists, and its content says why, which no file of git's holds.
 func commonDirFile(gitDir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
-	return string(b), err == nil
+	path := filepath.Join(gitDir, "commondir")
+	if _, err := os.Lstat(path); err != nil {
+		return "", false
+	}
+	b, err := readGitFile(path)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")", true
+	}
+	return string(b), true
 }
 
 // checkCommonDirFile refuses a commondir file git never writes: only a

@@ -1,9 +1,12 @@
 package vcs
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // CommonDir is the git directory of the repository that holds dir, the
@@ -30,7 +33,7 @@ func CommonDir(dir string) string {
 // linkedCommonDir reads a worktree's .git file ("gitdir: PATH") and the
 // commondir file of the git directory it names.
 func linkedCommonDir(top, file string) string {
-	b, err := os.ReadFile(file)
+	b, err := readGitFile(file)
 	if err != nil {
 		return ""
 	}
@@ -60,9 +63,33 @@ func gitFileDir(top string, content []byte) (string, bool) {
 // gitDir names, absolute, which git takes the configuration, the hooks
 // and the refs from; false when there is no such file.
 func commonDirIn(gitDir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	b, err := readGitFile(filepath.Join(gitDir, "commondir"))
 	if err != nil {
 		return "", false
 	}
 	return filepath.Clean(absIn(gitDir, strings.TrimSpace(string(b)))), true
+}
+
+// maxGitFile bounds what readGitFile reads: git's small files (a .git
+// file, commondir) hold one path.
+const maxGitFile = 64 << 10
+
+// readGitFile reads one of git's small files that the agent can write (a
+// .git file in the working tree, a commondir file), as ralph, outside the
+// sandbox: without waiting on a fifo or a device put in its place, which
+// would hold ralph up for good; anything but a regular file is an error.
+func readGitFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitFile))
 }
