@@ -870,22 +870,31 @@ func absorbedSubmodule(t *testing.T, dir, name string) (sub, gitDir string) {
 	return sub, gitDir
 }
 
+// watchedSubmodule is a repository with a submodule at lib
+// (absorbedSubmodule) that ralph's looks know, and what NestedRepo is
+// told from here on.
+func watchedSubmodule(t *testing.T) (g *Git, dir, sub, gitDir string, told *[]RepoNews) {
+	t.Helper()
+	g, dir = repo(t)
+	sub, gitDir = absorbedSubmodule(t, dir, "lib")
+	told = &[]RepoNews{}
+	g.NestedRepo = func(n RepoNews) { *told = append(*told, n) }
+	for range 2 { // new to ralph's index, then its git directory as found
+		if _, err := g.Changes(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	*told = nil
+	return g, dir, sub, gitDir, told
+}
+
 // A submodule the agent replaced with a link to a directory elsewhere
 // has its git directory moved, and told of, but nothing is put back
 // there: ralph writes no .git file through a link.
 func TestLookPutsNothingBackThroughALink(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	g, dir := repo(t)
-	sub, _ := absorbedSubmodule(t, dir, "lib")
-	var told []RepoNews
-	g.NestedRepo = func(n RepoNews) { told = append(told, n) }
-	for range 2 { // new to ralph's index, then its git directory as found
-		if _, err := g.Changes(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	told = nil
+	g, _, sub, _, told := watchedSubmodule(t)
 	elsewhere := t.TempDir()
 	write(t, filepath.Join(elsewhere, ".git"), "gitdir: "+elsewhere+"\n")
 	if err := os.RemoveAll(sub); err != nil {
@@ -900,7 +909,7 @@ func TestLookPutsNothingBackThroughALink(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(elsewhere, ".git")); err != nil || string(b) != "gitdir: "+elsewhere+"\n" {
 		t.Errorf("the .git file the link leads to holds %q (%v): ralph wrote through the link", b, err)
 	}
-	if want := []RepoNews{{Path: "lib", GitDir: elsewhere}}; !slices.Equal(told, want) {
+	if want := []RepoNews{{Path: "lib", GitDir: elsewhere}}; !slices.Equal(*told, want) {
 		t.Errorf("NestedRepo told %+v, want %+v", told, want)
 	}
 }
@@ -912,16 +921,7 @@ func TestLookPutsNothingBackThroughALink(t *testing.T) {
 func TestAFifoForAGitFileHoldsNothingUp(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	g, dir := repo(t)
-	_, modules := absorbedSubmodule(t, dir, "lib")
-	var told []RepoNews
-	g.NestedRepo = func(n RepoNews) { told = append(told, n) }
-	for range 2 { // new to ralph's index, then its git directory as found
-		if _, err := g.Changes(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	told = nil
+	g, dir, _, modules, told := watchedSubmodule(t)
 	if err := syscall.Mkfifo(filepath.Join(modules, "commondir"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -931,8 +931,8 @@ func TestAFifoForAGitFileHoldsNothingUp(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(modules, "commondir")); err == nil {
 		t.Error("the fifo in the submodule's git directory is still there")
 	}
-	if len(told) != 1 || !told[0].PutBack {
-		t.Errorf("NestedRepo told %+v, want the submodule's commondir put back", told)
+	if len(*told) != 1 || !(*told)[0].PutBack {
+		t.Errorf("NestedRepo told %+v, want the submodule's commondir put back", *told)
 	}
 
 	fifo := filepath.Join(dir, ".git", "commondir")
