@@ -28,16 +28,17 @@ import (
 
 // ruleVerbs are the verbs that ask for each rule's change.
 var ruleVerbs = map[Rule]*regexp.Regexp{
-	RuleTestDeleted:        re(`(?i)\b(?:remov|delet|drop|retir|eliminat)\w*`),
-	RuleTestRemoved:        re(`(?i)\b(?:remov|delet|drop|retir|eliminat|renam)\w*`),
-	RuleSkipAdded:          re(`(?i)\b(?:skip|disabl|ignor|quarantin|mute|xfail|exclud)\w*`),
-	RuleAssertionRemoved:   re(`(?i)\b(?:remov|delet|drop|relax|loosen|rewrit|replac|updat|chang)\w*`),
-	RuleAssertionCommented: re(`(?i)\b(?:remov|delet|drop|relax|loosen|comment\w*\s+out|disabl)\w*`),
-	RuleSuppressionAdded:   re(`(?i)\b(?:disabl|suppress|silenc|ignor|allow|exempt|waiv)\w*`),
-	RuleCIChanged:          configVerbs,
-	RuleConfigChanged:      configVerbs,
-	RuleGateChanged:        configVerbs,
-	RulePlanChanged:        re(`(?i)\b(?:updat|edit|chang|rewrit|reorder|add|split|restructur)\w*`),
+	RuleTestDeleted:          re(`(?i)\b(?:remov|delet|drop|retir|eliminat)\w*`),
+	RuleTestRemoved:          re(`(?i)\b(?:remov|delet|drop|retir|eliminat|renam)\w*`),
+	RuleSkipAdded:            re(`(?i)\b(?:skip|disabl|ignor|quarantin|mute|xfail|exclud)\w*`),
+	RuleAssertionRemoved:     re(`(?i)\b(?:remov|delet|drop|relax|loosen|rewrit|replac|updat|chang)\w*`),
+	RuleAssertionCommented:   re(`(?i)\b(?:remov|delet|drop|relax|loosen|comment\w*\s+out|disabl)\w*`),
+	RuleAssertionUnreachable: re(`(?i)\b(?:remov|delet|drop|relax|loosen|disabl)\w*`),
+	RuleSuppressionAdded:     re(`(?i)\b(?:disabl|suppress|silenc|ignor|allow|exempt|waiv)\w*`),
+	RuleCIChanged:            configVerbs,
+	RuleConfigChanged:        configVerbs,
+	RuleGateChanged:          configVerbs,
+	RulePlanChanged:          re(`(?i)\b(?:updat|edit|chang|rewrit|reorder|add|split|restructur)\w*`),
 }
 
 var configVerbs = re(`(?i)\b(?:updat|chang|edit|modif|add|remov|delet|adjust|configur|enabl|disabl|bump|upgrad|set|tweak|extend|fix|renam|migrat|creat|introduc|replac|rewrit|relax|tighten)\w*`)

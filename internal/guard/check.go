@@ -21,6 +21,9 @@ type checker struct {
 	// addedTestLines counts the trimmed added lines of test files, to tell a
 	// moved test file from a deleted one.
 	addedTestLines map[string]int
+	// removedAsserts are the assertions removed lines hold, by assertKey:
+	// an added comment holding one of them comments it out.
+	removedAsserts map[string]bool
 	// contents caches Before/After, split in lines; the key is side+path.
 	contents map[string][]string
 	// hunkLines indexes the lines the hunks show, by side+path and number,
@@ -65,6 +68,7 @@ func newChecker(files []*fileDiff, opts Options) *checker {
 		task:           newTaskText(opts.Task),
 		addedNames:     map[string]bool{},
 		addedTestLines: map[string]int{},
+		removedAsserts: map[string]bool{},
 		contents:       map[string][]string{},
 		hunkLines:      map[string]map[int]string{},
 		decls:          map[string][]declAt{},
@@ -88,6 +92,7 @@ func (f *fileDiff) pathOn(s side) string {
 
 func (c *checker) run() {
 	c.collectAdded()
+	c.collectRemoved()
 	// gone[i]: file i is a test file deleted and reported; its removed
 	// lines are covered by that finding.
 	gone := make([]bool, len(c.files))
@@ -97,6 +102,7 @@ func (c *checker) run() {
 	}
 	removedTest := c.checkDecls(gone)
 	c.checkLines(gone, removedTest)
+	c.checkUnreachable()
 }
 
 // collectAdded fills addedNames and addedTestLines.
@@ -122,6 +128,25 @@ func (c *checker) collectAdded() {
 						if name, ok := c.declName(r, f, newSide, l); ok && name != "" {
 							c.addedNames[name] = true
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// collectRemoved fills removedAsserts.
+func (c *checker) collectRemoved() {
+	for _, f := range c.files {
+		sx, _ := syntaxOf(f.oldPath)
+		for _, r := range c.rows {
+			if r.on != onRemoved || !c.claims(r, f.oldPath) {
+				continue
+			}
+			for _, g := range f.groups {
+				for _, l := range g.lines {
+					if l.op == '-' && asserts(r, sx, l.code) {
+						c.removedAsserts[assertKey(r.re, l.code)] = true
 					}
 				}
 			}

@@ -49,11 +49,16 @@ type line struct {
 	// old and new are the line's numbers in the old and new file; 0 on the
 	// side it is not on.
 	old, new int
-	// commented: the line is inside a comment (a line comment or a block
-	// comment opened within the hunk on its side); body is its text without
-	// the comment marker.
+	// commented: the line is all comment (a line comment, or inside a
+	// block comment opened within the hunk on its side), no code.
 	commented bool
-	body      string
+	// code is the line without its comments; remark is the text of its
+	// comments without their markers (a trailing one included: the "#
+	// self.assertEqual(...)" of "pass  # self.assertEqual(...)").
+	code, remark string
+	// body is the text a line is paired by: its remark when it is all
+	// comment, else its trimmed text.
+	body string
 	// comment is the function context git prints in the header of the
 	// line's hunk: the nearest line above the hunk that looks like a
 	// function (or a Makefile rule, an INI section with a diff driver).
@@ -187,22 +192,23 @@ func describeFile(f *fileDiff) string {
 	return "file changed"
 }
 
-// markComments sets commented, body and unclosed on a group's lines, each
-// side read in order: a block comment opened on one line comments out the
-// lines after it on the same side.
+// markComments sets commented, code, remark, body and unclosed on a
+// group's lines, each side read in order: a block comment opened on one
+// line comments out the lines after it on the same side.
 func markComments(p string, lines []line) {
-	st, ok := styleOf(p)
+	sx, ok := syntaxOf(p)
 	for i := range lines {
 		lines[i].body = strings.TrimSpace(lines[i].text)
+		lines[i].code = lines[i].body
 	}
 	if !ok {
 		return
 	}
-	markSide(st, lines, '-')
-	markSide(st, lines, '+')
+	markSide(sx, lines, '-')
+	markSide(sx, lines, '+')
 }
 
-func markSide(st commentStyle, lines []line, op byte) {
+func markSide(sx syntax, lines []line, op byte) {
 	s := oldSide
 	if op == '+' {
 		s = newSide
@@ -222,64 +228,28 @@ func markSide(st commentStyle, lines []line, op byte) {
 			covers = true
 		}
 		prev = n
-		commented, body, after := scanComment(st, l.text, inBlock)
+		sc := sx.scan(l.text, inBlock)
 		if l.op == op {
-			l.commented, l.body = commented, body
+			l.commented, l.code, l.remark = sc.commented(), sc.code, sc.remark
+			if l.commented {
+				l.body = sc.remark
+			}
 		}
 		switch {
-		case !inBlock && after:
+		case !inBlock && sc.after:
 			opener, covers = -1, false
-			if commented {
+			if sc.commented() {
 				opener = i
 			}
-		case inBlock && !after:
+		case inBlock && !sc.after:
 			if opener >= 0 && lines[opener].op == op && covers {
 				lines[opener].unclosed = true
 			}
 			opener = -1
 		}
-		inBlock = after
+		inBlock = sc.after
 	}
 	if inBlock && opener >= 0 && lines[opener].op == op {
 		lines[opener].unclosed = true
 	}
-}
-
-// scanComment reads one line in style st; inBlock says whether a block
-// comment is open before it. It returns whether the line is commented out,
-// its text without comment markers, and whether a block comment is open
-// after it.
-func scanComment(st commentStyle, text string, inBlock bool) (commented bool, body string, after bool) {
-	t := strings.TrimSpace(text)
-	if inBlock {
-		if i := strings.Index(t, st.close); i >= 0 {
-			return true, blockBody(t[:i]), false
-		}
-		return true, blockBody(t), true
-	}
-	for _, m := range st.line {
-		if strings.HasPrefix(t, m) {
-			return true, strings.TrimSpace(strings.TrimLeft(t[len(m):], "/!#")), false
-		}
-	}
-	if st.open == "" {
-		return false, t, false
-	}
-	if rest, ok := strings.CutPrefix(t, st.open); ok {
-		if i := strings.Index(rest, st.close); i >= 0 {
-			return true, blockBody(rest[:i]), false
-		}
-		return true, blockBody(rest), true
-	}
-	// Code, then a block comment that stays open: "x := 1 /* ...".
-	if i := strings.LastIndex(t, st.open); i > 0 && !strings.Contains(t[i+len(st.open):], st.close) {
-		return false, t, true
-	}
-	return false, t, false
-}
-
-// blockBody is a line of a block comment without the conventional leading
-// "*".
-func blockBody(s string) string {
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "*"))
 }

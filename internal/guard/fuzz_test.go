@@ -20,6 +20,8 @@ var fuzzSeeds = []string{
 		"diff --git a/src/lib.rs b/src/lib.rs\nnew file mode 100644\nindex 0000000..3333333\n--- /dev/null\n+++ b/src/lib.rs\n@@ -0,0 +1,3 @@\n+#![allow(clippy::unwrap_used)]\n+#[test]\n+/* fn a() {}\n",
 	"diff --git a/pyproject.toml b/pyproject.toml\nindex 1..2 100644\n--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -5,3 +5,3 @@\n [tool.ruff]\n line-length = 88\n-select = [\"E\", \"F\"]\n+select = [\"E\"]\n" +
 		"diff --git a/Makefile b/Makefile\nindex 1..2 100644\n--- a/Makefile\n+++ b/Makefile\n@@ -7 +7 @@ test:\n-\tgo test ./...\n+\ttrue\n",
+	"diff --git a/tests/test_calc.py b/tests/test_calc.py\nindex 1..2 100644\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -7,3 +7,4 @@ class TestAdd(unittest.TestCase):\n     def test_add(self):\n-        self.assertEqual(add(1, 2), 3)\n+        pass  # self.assertEqual(add(1, 2), 3)\n+        return\n         self.assertEqual(add(2, 2), 4)\n",
+	"diff --git a/a.test.ts b/a.test.ts\nindex 1..2 100644\n--- a/a.test.ts\n+++ b/a.test.ts\n@@ -4,3 +4,6 @@ describe('adder', () => {\n   it('adds', () => {\n-    expect(add(1, 2)).toBe(3)\n+    expect(true).toBe(true)\n+    if (false) {\n+      expect(add(2, 2)).toBe(4) // x\n+    }\n   })\n",
 	"",
 	"not a diff at all\n",
 }
@@ -88,6 +90,8 @@ func TestFuzzSeeds(t *testing.T) {
 		"skip-added x_test.go:6 | assertion-commented x_test.go:8",
 		"suppression-added src/lib.rs:1 | assertion-commented src/lib.rs:3",
 		"config-changed Makefile:7 | config-changed pyproject.toml:7",
+		"assertion-commented tests/test_calc.py:8 | assertion-unreachable tests/test_calc.py:10",
+		"assertion-unreachable a.test.ts:7",
 		"",
 		"",
 	}
@@ -100,4 +104,76 @@ func TestFuzzSeeds(t *testing.T) {
 			t.Errorf("seed %d: got %q, want %q", i, g, want[i])
 		}
 	}
+}
+
+// syntaxes are the languages' syntaxes, for the fuzz targets to pick from.
+var syntaxes = []syntax{goSyntax, jsSyntax, rsSyntax, jvmSyntax, pySyntax, shSyntax}
+
+// FuzzScan: reading a line never panics, keeps UTF-8 whole, and its code
+// read again is the same code with no comment in it.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{
+		"pass  # self.assertEqual(add(1, 2), 3)", `x = "a # b"  # c`, "\t\t_ = got // t.Errorf(\"got %d\", got)",
+		"/* t.Errorf(x) */ y()", "*/ t.Errorf(x)", `fn id<'a>(s: &'a str) -> &'a str { s } // assert_eq!`,
+		`let c = '\''; // x`, "`raw // string` // c", `x = """doc`, `""" a """ b`, "'''", `'\u{1F600}'`, "é'é'",
+	} {
+		f.Add(s, byte(0), false)
+		f.Add(s, byte(4), true)
+	}
+	f.Fuzz(func(t *testing.T, text string, lang byte, inBlock bool) {
+		sx := syntaxes[int(lang)%len(syntaxes)]
+		sc := sx.scan(text, inBlock)
+		if len(sc.code) > len(text) || len(sc.remark) > len(text) {
+			t.Fatalf("scan(%q) = %+v: longer than the line", text, sc)
+		}
+		if utf8.ValidString(text) && (!utf8.ValidString(sc.code) || !utf8.ValidString(sc.remark)) {
+			t.Fatalf("scan(%q) = %+v: cut inside a rune", text, sc)
+		}
+		if sc.commented() && sc.code != "" {
+			t.Fatalf("scan(%q) = %+v: all comment, with code", text, sc)
+		}
+		if again := sx.scan(sc.code, false); again.code != sc.code || again.comment {
+			t.Fatalf("scan(%q).code = %q reads again as %+v", text, sc.code, again)
+		}
+	})
+}
+
+// FuzzDeadAfter: the lines a stop keeps from running are below it (or on
+// it, for a branch on one line), in order, within the span, and never
+// empty; in Python an exit's dead lines are indented at least as much as
+// it. vacuous and tokens never panic on any line.
+func FuzzDeadAfter(f *testing.F) {
+	f.Add("    def test_add(self):\n        return\n        self.assertEqual(add(1, 2), 3)\n\n    def test_b(self):\n        pass\n", 2, byte(4))
+	f.Add("    if False:\n        self.fail()\n    x = 1\n", 1, byte(4))
+	f.Add("func TestA(t *testing.T) {\n\treturn\n\tif x {\n\t\tt.Errorf(\"}\")\n\t}\n}\n", 2, byte(0))
+	f.Add("  it('a', () => {\n    if (false)\n    {\n      expect(x).toBe(1) }\n  })\n", 2, byte(1))
+	f.Add("switch x {\ncase 1:\n\treturn\ncase 2:\n\tt.Fatal(1)\n}\n", 3, byte(0))
+	f.Add("        if (false) { assertEquals(1, f()); } else {\n", 1, byte(3))
+	f.Fuzz(func(t *testing.T, file string, n int, lang byte) {
+		sx := syntaxes[int(lang)%len(syntaxes)]
+		ls := strings.Split(file, "\n")
+		if n < 1 || n > len(ls) {
+			return
+		}
+		at := func(i int) (string, bool) {
+			if i < 1 || i > len(ls) {
+				return "", false
+			}
+			return ls[i-1], true
+		}
+		dead := sx.deadAfter(at, n, ls[n-1], false)
+		last := n - 1
+		for _, d := range dead {
+			if d.n < n || d.n > n+maxDeadSpan || d.n > len(ls) || d.n < last || d.code == "" {
+				t.Fatalf("line %d of %q: dead lines %+v", n, file, dead)
+			}
+			last = d.n
+			if sx.indented && sx.exit.MatchString(strings.TrimSpace(ls[n-1])) && indentOf(ls[d.n-1]) < indentOf(ls[n-1]) {
+				t.Fatalf("line %d of %q: dead line %d is outside the exit's block", n, file, d.n)
+			}
+		}
+		for _, l := range ls {
+			vacuous(sx, l)
+		}
+	})
 }

@@ -1,7 +1,8 @@
 // Package guard is ralph's tamper guard: it reads the diff an agent made
 // for a task and reports, with file and line, the changes that weaken the
 // checks instead of satisfying them — a test file deleted, a test or an
-// assertion removed, a skip or a lint suppression added, the CI, lint,
+// assertion removed, commented out, replaced by a no-op or made
+// unreachable, a skip or a lint suppression added, the CI, lint,
 // coverage or gate configuration edited, the plan file touched.
 //
 // It owns reading a diff: parsing git's output (with go-gitdiff), the rule
@@ -30,11 +31,16 @@ const (
 	// RuleSkipAdded: a skip, ignore, disable, xfail, todo or .only added.
 	RuleSkipAdded Rule = "skip-added"
 	// RuleAssertionRemoved: assertions removed and not as many added back
-	// in the same hunk.
+	// in the same hunk; one replaced by a no-op (pass, _ = got) or by an
+	// assertion that cannot fail (assert True) is removed.
 	RuleAssertionRemoved Rule = "assertion-removed"
-	// RuleAssertionCommented: an assertion commented out, or a block comment
-	// opened in a test file and not closed within the change.
+	// RuleAssertionCommented: an assertion commented out (a line or a
+	// trailing comment holding the code of one the change removes), or a
+	// block comment opened in a test file and not closed within the change.
 	RuleAssertionCommented Rule = "assertion-commented"
+	// RuleAssertionUnreachable: an assertion that a return or a branch
+	// never taken, added above or around it, keeps from running.
+	RuleAssertionUnreachable Rule = "assertion-unreachable"
 	// RuleSuppressionAdded: a lint, type-check or coverage suppression added.
 	RuleSuppressionAdded Rule = "suppression-added"
 	// RuleCIChanged: a CI configuration file changed.

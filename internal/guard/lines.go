@@ -43,23 +43,23 @@ func (c *checker) checkLines(gone []bool, removedTests map[int]map[string]bool) 
 				}
 				var plus, minus []int
 				if c.claims(r, f.pathOn(side(plusOp))) {
-					plus = c.matches(r, g, plusOp, true)
+					plus = c.matches(r, f, g, plusOp, true)
 				}
 				if c.claims(r, f.pathOn(side(minusOp))) {
-					minus = c.matches(r, g, minusOp, false)
+					minus = c.matches(r, f, g, minusOp, false)
 				}
 				plus, minus = pairOff(g, plus, minus)
 				for _, li := range minus {
 					if budget[ri] == nil {
 						budget[ri] = map[string]int{}
 					}
-					budget[ri][g.lines[li].body]++
+					budget[ri][pairKey(r, f, g.lines[li])]++
 				}
 				if r.on == onRemoved && gone[fi] {
 					continue
 				}
 				for _, li := range plus {
-					cands = append(cands, candidate{ri, lineRef{fi, gi, li}, g.lines[li].body})
+					cands = append(cands, candidate{ri, lineRef{fi, gi, li}, pairKey(r, f, g.lines[li])})
 				}
 				if r.on == onCommented {
 					c.checkUnclosed(f, g, r)
@@ -77,10 +77,12 @@ func (c *checker) checkLines(gone []bool, removedTests map[int]map[string]bool) 
 }
 
 // matches lists the lines of g with op that row r counts. plus says
-// whether they are the side the row reports; an onRemoved row's other side
-// also counts added lines that comment the same assertion out (those are
-// reported as assertion-commented instead).
-func (c *checker) matches(r row, g group, op byte, plus bool) []int {
+// whether they are the side the row reports. An assertion counts only if
+// it can fail (vacuous); an onRemoved row's other side also counts added
+// lines that comment the same assertion out (those are reported as
+// assertion-commented instead).
+func (c *checker) matches(r row, f *fileDiff, g group, op byte, plus bool) []int {
+	sx, _ := syntaxOf(f.pathOn(side(op)))
 	var out []int
 	for i, l := range g.lines {
 		if l.op != op {
@@ -91,17 +93,46 @@ func (c *checker) matches(r row, g group, op byte, plus bool) []int {
 		case onAddedRaw:
 			ok = r.re.MatchString(l.text)
 		case onCommented:
-			ok = l.commented && r.re.MatchString(l.body)
+			if plus {
+				ok = c.commentedOut(r, sx, l)
+			} else {
+				ok = l.commented && r.re.MatchString(l.remark)
+			}
 		case onRemoved:
-			ok = r.re.MatchString(l.body) && (!l.commented || !plus)
+			ok = asserts(r, sx, l.code) || !plus && c.commentedOut(r, sx, l)
 		default:
-			ok = !l.commented && r.re.MatchString(l.text)
+			ok = !l.commented && r.re.MatchString(l.code)
 		}
 		if ok {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// pairKey is what pairs a line with one elsewhere in the diff: its text,
+// or for an assertion, the assertion (commented out or not).
+func pairKey(r row, f *fileDiff, l line) string {
+	if r.on != onRemoved {
+		return l.body
+	}
+	if k := assertKey(r.re, l.code); k != "" {
+		return k
+	}
+	sx, _ := syntaxOf(f.pathOn(side(l.op)))
+	return assertKey(r.re, sx.scan(l.remark, false).code)
+}
+
+// commentedOut reports whether added line l comments out an assertion of
+// row r that the diff removes: its comment holds that assertion's code.
+func (c *checker) commentedOut(r row, sx syntax, l line) bool {
+	if l.op != '+' || l.remark == "" || !r.re.MatchString(l.remark) {
+		return false
+	}
+	// The comment read as code: "self.assertEqual(x, 3)  # TODO" is the
+	// assertion without its own comment.
+	k := assertKey(r.re, sx.scan(l.remark, false).code)
+	return k != "" && c.removedAsserts[k]
 }
 
 // pairOff pairs plus lines with minus lines, identical text first, and
@@ -176,7 +207,14 @@ func (c *checker) report(k candidate, removedTests map[string]bool) {
 	if r.rule == RuleSuppressionAdded {
 		subjects = suppressionCodes(r.re.FindString(l.text), l.text)
 	}
-	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: l.text, Why: r.why, Test: test}, subjects)
+	why := r.why
+	if r.on == onRemoved {
+		sx, _ := syntaxOf(f.newPath)
+		if noop := noopIn(g, sx, r); noop != "" {
+			why += "; in its place: " + bound(noop)
+		}
+	}
+	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: l.text, Why: why, Test: test}, subjects)
 }
 
 // testAt names the test a changed line is in: a declaration on the line

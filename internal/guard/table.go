@@ -37,6 +37,10 @@ const (
 	// onChanged: any change to a file of the set: each hunk that touches
 	// lines in scope, and deletions, additions, renames and mode changes.
 	onChanged
+	// onUnreachable: an added line that leaves its block whatever happens
+	// (return) or opens a branch never taken (if False:), and a line below
+	// it in that block or branch that matches re (inert.go).
+	onUnreachable
 )
 
 // scope narrows onChanged to part of a file; re then says which part.
@@ -174,6 +178,7 @@ var table = sync.OnceValue(func() []row {
 		{files: goTests, on: onAddedRaw, rule: RuleSkipAdded, re: re(`^//\s*go:build\s+ignore\b|^//\s*\+build\s+ignore\b`), why: "Go test file excluded from the build"},
 		{files: goTests, on: onRemoved, rule: RuleAssertionRemoved, re: goAssert, why: "Go check removed"},
 		{files: goTests, on: onCommented, rule: RuleAssertionCommented, re: goAssert, why: "Go check commented out"},
+		{files: goTests, on: onUnreachable, rule: RuleAssertionUnreachable, re: goAssert, why: "Go check no longer runs"},
 		{files: goFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`//\s*nolint\b|//\s*lint:(?:file-)?ignore\b|//\s*#?nosec\b`), why: "lint check suppressed", tool: "golangci-lint"},
 
 		// JavaScript and TypeScript (Jest, Vitest, Mocha, Jasmine, node:test).
@@ -182,6 +187,7 @@ var table = sync.OnceValue(func() []row {
 		{files: jsTests, on: onAdded, rule: RuleSkipAdded, re: re(`\b(?:it|test|describe|context|suite|specify)\.(?:skip|todo|only|skipIf|runIf|fails)\b|\b(?:xit|xtest|xdescribe|xcontext|xspecify|fit|fdescribe|ftest)\s*\(|\bthis\.skip\s*\(|\{\s*skip\s*:\s*true\b`), why: "JS/TS test skipped or the suite narrowed (.only)"},
 		{files: jsTests, on: onRemoved, rule: RuleAssertionRemoved, re: jsAssert, why: "JS/TS assertion removed"},
 		{files: jsTests, on: onCommented, rule: RuleAssertionCommented, re: jsAssert, why: "JS/TS assertion commented out"},
+		{files: jsTests, on: onUnreachable, rule: RuleAssertionUnreachable, re: jsAssert, why: "JS/TS assertion no longer runs"},
 		{files: jsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`(?://|/\*)\s*eslint-disable|@ts-(?:ignore|expect-error|nocheck)\b|(?://|/\*)\s*(?:istanbul|c8|v8)\s+ignore\b|(?://|/\*)\s*biome-ignore\b|(?://|/\*)\s*oxlint-disable`), why: "lint or type check suppressed", tool: "eslint"},
 
 		// Python (pytest, unittest).
@@ -190,6 +196,7 @@ var table = sync.OnceValue(func() []row {
 		{files: pyFiles, on: onAdded, rule: RuleSkipAdded, re: re(`@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail|importorskip)\s*\(|@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b|\bself\.skipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b`), why: "Python test skipped"},
 		{files: pyTests, on: onRemoved, rule: RuleAssertionRemoved, re: pyAssert, why: "Python assertion removed"},
 		{files: pyTests, on: onCommented, rule: RuleAssertionCommented, re: pyAssert, why: "Python assertion commented out"},
+		{files: pyTests, on: onUnreachable, rule: RuleAssertionUnreachable, re: pyAssert, why: "Python assertion no longer runs"},
 		{files: pyFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#\s*noqa\b|#\s*type:\s*ignore\b|#\s*pylint:\s*disable|#\s*pragma:\s*no\s*cover\b|#\s*mypy:\s*ignore-errors\b|#\s*ruff:\s*noqa\b|#\s*pyright:\s*ignore\b|#\s*nosec\b|#\s*fmt:\s*off\b`), why: "lint, type or coverage check suppressed", tool: "ruff"},
 
 		// Rust: tests live in tests/ and in #[cfg(test)] modules of any file.
@@ -199,6 +206,7 @@ var table = sync.OnceValue(func() []row {
 		{files: rsFiles, on: onAdded, rule: RuleSkipAdded, re: re(`#\[ignore\b`), why: "Rust test ignored"},
 		{files: rsFiles, on: onRemoved, rule: RuleAssertionRemoved, re: rsAssert, why: "Rust assertion removed"},
 		{files: rsFiles, on: onCommented, rule: RuleAssertionCommented, re: rsAssert, why: "Rust assertion commented out"},
+		{files: rsFiles, on: onUnreachable, rule: RuleAssertionUnreachable, re: rsAssert, why: "Rust assertion no longer runs"},
 		{files: rsFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`#!?\[(?:allow|expect)\s*\(|#!?\[cfg_attr\(.*\b(?:allow|expect)\s*\(`), why: "compiler or clippy lint suppressed", tool: "clippy"},
 
 		// Java and Kotlin (JUnit 4 and 5, TestNG).
@@ -207,6 +215,7 @@ var table = sync.OnceValue(func() []row {
 		{files: jvmTests, on: onAdded, rule: RuleSkipAdded, re: re(`@(?:Disabled\w*|Ignore)\b|\bAssume(?:ptions)?\.assume\w*\s*\(|\bassume(?:True|False|That)\s*\(|@Test\s*\(\s*enabled\s*=\s*false`), why: "JVM test disabled"},
 		{files: jvmTests, on: onRemoved, rule: RuleAssertionRemoved, re: jvAssert, why: "JVM assertion removed"},
 		{files: jvmTests, on: onCommented, rule: RuleAssertionCommented, re: jvAssert, why: "JVM assertion commented out"},
+		{files: jvmTests, on: onUnreachable, rule: RuleAssertionUnreachable, re: jvAssert, why: "JVM assertion no longer runs"},
 		{files: jvmFiles, on: onAddedRaw, rule: RuleSuppressionAdded, re: re(`@SuppressWarnings\b|@Suppress\s*\(|@SuppressFBWarnings\b|//\s*NOSONAR\b|//\s*CHECKSTYLE\s*:?\s*OFF\b|//\s*noinspection\b`), why: "compiler or lint warning suppressed", tool: "lint"},
 
 		// Shell.
@@ -233,30 +242,3 @@ var table = sync.OnceValue(func() []row {
 		{files: fileSet{"checkstyle*.xml", "detekt*.yml", "pmd*.xml", "spotbugs*.xml", ".editorconfig-checker.json", ".shellcheckrc", ".pre-commit-config.yaml", ".markdownlint*", ".stylelintrc*", ".hadolint.yaml"}, on: onChanged, rule: RuleConfigChanged, why: "lint configuration changed", tool: "lint"},
 	}
 })
-
-// commentStyle is how a language writes comments, for reading which added
-// lines are commented out.
-type commentStyle struct {
-	line        []string // line comment markers
-	open, close string   // block comment; open == close for Python's """
-}
-
-var (
-	cStyle  = commentStyle{line: []string{"//"}, open: "/*", close: "*/"}
-	pyStyle = commentStyle{line: []string{"#"}, open: `"""`, close: `"""`}
-	shStyle = commentStyle{line: []string{"#"}}
-)
-
-// styleOf returns the comment style of a file, and false for files whose
-// comments the rules do not read.
-func styleOf(p string) (commentStyle, bool) {
-	switch {
-	case goFiles.has(p), jsFiles.has(p), rsFiles.has(p), jvmFiles.has(p):
-		return cStyle, true
-	case pyFiles.has(p):
-		return pyStyle, true
-	case shFiles.has(p), fileSet{"*.toml", "*.yml", "*.yaml", "*.cfg", "*.ini", "Makefile", "*.mk"}.has(p):
-		return shStyle, true
-	}
-	return commentStyle{}, false
-}
