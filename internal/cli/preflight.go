@@ -162,14 +162,18 @@ func accessErr(path string) string {
 }
 
 // repoProblems checks the repository as prerun will use it, reading
-// only: a detached HEAD, changes that are not ralph's own, a branchName
-// git cannot have. Without a repository there is nothing to check here;
-// while another run holds the lock the tree is its own, and the lock
-// says so.
+// only: none at all (unless allow-no-repo), a detached HEAD, changes
+// that are not ralph's own, a branchName git cannot have. While another
+// run holds the lock the tree is its own, and the lock says so.
 func repoProblems(ctx context.Context, c preflightCheck) []problem {
 	repo, err := vcs.Detect(ctx, c.dir, nil)
 	if err != nil {
-		return nil
+		if c.cfg.AllowNoRepo {
+			return nil
+		}
+		return []problem{{section: "git", name: "repository", detail: noRepoMessage(err, "ralph commits each accepted task, "+
+			"and its guard, its reviewer's diff and any rollback read git"),
+			fix: "run `git init` and commit what is there, or run with --allow-no-repo (allow-no-repo = true) to go on without any of it"}}
 	}
 	if cl, ok := repo.(interface{ Close() error }); ok {
 		defer func() { _ = cl.Close() }()
@@ -204,6 +208,12 @@ func repoProblems(ctx context.Context, c preflightCheck) []problem {
 		}
 	}
 	return out
+}
+
+// noRepoMessage says that the project is in no repository (err, from
+// vcs.Detect or vcs.Open), and what needs one.
+func noRepoMessage(err error, needs string) string {
+	return fmt.Sprintf("%v: %s", err, needs)
 }
 
 // maxTracked bounds the tracked files of .ralph/ a problem names.

@@ -65,6 +65,9 @@ type Options struct {
 	// SkipBaseline leaves the starting tree unchecked: it holds an
 	// earlier run's unfinished work, which its gates need not pass.
 	SkipBaseline bool
+	// NoRepo: the run works without a repository, as the user asked
+	// (--allow-no-repo); its header says what that costs.
+	NoRepo bool
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string
@@ -317,11 +320,18 @@ func (r *runner) start(ctx context.Context) error {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +
 			sb.Mode + ": " + sb.Warning + ")"})
 	}
+	if r.opts.NoRepo {
+		r.emit(Event{Kind: EventWarning, Message: NoRepoNote})
+	}
 	if crashed != "" {
 		r.emit(Event{Kind: EventWarning, Message: crashed})
 	}
 	return nil
 }
+
+// NoRepoNote is what a run without a repository says once, under its
+// header: what it goes without.
+const NoRepoNote = "no repository: no guard, no reviewer diff, no rollback"
 
 // iterate runs iterations until something ends the run.
 func (r *runner) iterate(ctx context.Context) error {
