@@ -260,11 +260,12 @@ func detachedMessage(err error) string {
 
 // crashedBefore reports whether the last run died without recording its
 // end (its state says it is running, and nobody holds the lock), or ended
-// with a task accepted but not committed: either way what it left in the
-// tree is its unfinished work (stopCrashed says the same under the lock).
+// with a task accepted but not committed, or one whose commit git
+// refused (held): either way what it left in the tree is its unfinished
+// work (stopCrashed says the same under the lock).
 func crashedBefore(store *state.Store) bool {
 	prev, err := store.LoadState()
-	return err == nil && prev.RunID != "" && (state.Live(prev.Status) || len(prev.Accepting) > 0)
+	return err == nil && prev.RunID != "" && (state.Live(prev.Status) || len(prev.Accepting) > 0 || prev.Held != "")
 }
 
 // checkTree is the dirty-tree check, before the run and under its lock:

@@ -176,6 +176,13 @@ type runner struct {
 	// parallel: the run coordinates --parallel workers, whose acceptance
 	// the state does not record (reconcile.go).
 	parallel bool
+	// refusals counts, per task, the run's commit_refused attempts
+	// (held.go).
+	refusals map[string]int
+	// held is the task the last run accepted whose commit git refused
+	// when this run tried it (reconcile), heldWhy what git said: start
+	// holds it.
+	held, heldWhy string
 	// treeSeen: the repository's Changes has a baseline, the working tree
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
@@ -292,11 +299,16 @@ func (r *runner) start(ctx context.Context) error {
 		Sandbox:   r.opts.Sandbox,
 		Quota:     prev.Quota, // the account's windows outlive a run
 		Questions: prev.Questions,
+		Held:      prev.Held,
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
 	}
 	if err := r.loadAttempts(); err != nil {
+		return err
+	}
+	r.holdReconciled(prev.Iteration)
+	if err := r.checkHeld(); err != nil {
 		return err
 	}
 	r.startEndReview(ctx, prev)
@@ -438,6 +450,9 @@ func onceMsg(did string, open int) string {
 // next picks the next task: the plan's order, passing over those that
 // cannot run now (passOver) and, with --task, all others.
 func (r *runner) next() (task.Task, bool) {
+	if t, ok := r.heldTask(); ok {
+		return t, true
+	}
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
 		return r.passOver(t) || (r.opts.Only != "" && t.ID != r.opts.Only)
 	})
