@@ -256,8 +256,8 @@ func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
 	g, err := vcs.Open(ctx, dir, env)
 	switch {
 	case errors.Is(err, vcs.ErrNotRepo):
-		r.add("git", "repository", checkWarn, "git is installed but "+dir+" is not in a repository: nothing will be committed",
-			"run `git init` (ralph commits each accepted task)")
+		r.add("git", "repository", checkWarn, "git is installed but "+dir+" is not in a repository: a run refuses to start there "+
+			"unless --allow-no-repo, and then nothing is committed", "run `git init` (ralph commits each accepted task)")
 	case err != nil:
 		r.add("git", "git", checkWarn, err.Error(), "install git: ralph commits each accepted task with it")
 	default:

@@ -45,6 +45,9 @@ func TestGitHubScripts(t *testing.T) {
 			env.Setenv("RALPH_SANDBOX_MODE", "none")
 			// The scripts write the ralph.toml they are about (trust.go).
 			env.Setenv("RALPH_TRUST", "1")
+			// Many work in a directory without git, which a run refuses
+			// unless asked (no_repo_refused.txtar unsets it).
+			env.Setenv("RALPH_ALLOW_NO_REPO", "1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -112,8 +112,9 @@ func (lt *lifetime) Close() {
 // that reuses one of their pids safe. Its guardian should have stopped
 // them, unless it died too (kill -9 of both, a container's OOM kill).
 // crashed reports whether the last run died so, or ended with a task
-// accepted but not committed (its commit failed): either way what it left
-// in the working tree is its unfinished work.
+// accepted but not committed (its commit failed), or held (git refused
+// its commit): either way what it left in the working tree is its
+// unfinished work.
 func stopCrashed(f *Factory, store *state.Store) (crashed bool, err error) {
 	prev, err := store.LoadState()
 	if err != nil {
@@ -123,7 +124,7 @@ func stopCrashed(f *Factory, store *state.Store) (crashed bool, err error) {
 		return false, nil
 	}
 	if !state.Live(prev.Status) {
-		return len(prev.Accepting) > 0, nil
+		return len(prev.Accepting) > 0 || prev.Held != "", nil
 	}
 	if killed := proc.StopFamily(prev.RunID); len(killed) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "ralph: the last run (%s) stopped unexpectedly and left processes running: %s\n",

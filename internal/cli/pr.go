@@ -140,7 +140,9 @@ func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, p
 	prs tracker.PullRequests) (tracker.PullResult, error) {
 	git, err := vcs.Open(ctx, dir, f.Environ())
 	if err != nil {
-		return tracker.PullResult{}, fmt.Errorf("a pull request needs a git repository: %w", err)
+		return tracker.PullResult{}, fmt.Errorf("%s; run `git init` and commit the work first "+
+			"(--allow-no-repo lets `ralph run` work without a repository, not a pull request)",
+			noRepoMessage(err, "a pull request needs a git repository"))
 	}
 	branch, err := git.Branch(ctx)
 	if err != nil {

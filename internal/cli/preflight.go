@@ -162,14 +162,18 @@ func accessErr(path string) string {
 }
 
 // repoProblems checks the repository as prerun will use it, reading
-// only: a detached HEAD, changes that are not ralph's own, a branchName
-// git cannot have. Without a repository there is nothing to check here;
-// while another run holds the lock the tree is its own, and the lock
-// says so.
+// only: none at all (unless allow-no-repo), a detached HEAD, changes
+// that are not ralph's own, a branchName git cannot have. While another
+// run holds the lock the tree is its own, and the lock says so.
 func repoProblems(ctx context.Context, c preflightCheck) []problem {
 	repo, err := vcs.Detect(ctx, c.dir, nil)
 	if err != nil {
-		return nil
+		if c.cfg.AllowNoRepo {
+			return nil
+		}
+		return []problem{{section: "git", name: "repository", detail: noRepoMessage(err, "ralph commits each accepted task, "+
+			"and its guard, its reviewer's diff and any rollback read git"),
+			fix: "run `git init` and commit what is there, or run with --allow-no-repo (allow-no-repo = true) to go on without any of it"}}
 	}
 	if cl, ok := repo.(interface{ Close() error }); ok {
 		defer func() { _ = cl.Close() }()
@@ -204,6 +208,12 @@ func repoProblems(ctx context.Context, c preflightCheck) []problem {
 		}
 	}
 	return out
+}
+
+// noRepoMessage says that the project is in no repository (err, from
+// vcs.Detect or vcs.Open), and what needs one.
+func noRepoMessage(err error, needs string) string {
+	return fmt.Sprintf("%v: %s", err, needs)
 }
 
 // maxTracked bounds the tracked files of .ralph/ a problem names.
@@ -250,11 +260,12 @@ func detachedMessage(err error) string {
 
 // crashedBefore reports whether the last run died without recording its
 // end (its state says it is running, and nobody holds the lock), or ended
-// with a task accepted but not committed: either way what it left in the
-// tree is its unfinished work (stopCrashed says the same under the lock).
+// with a task accepted but not committed, or one whose commit git
+// refused (held): either way what it left in the tree is its unfinished
+// work (stopCrashed says the same under the lock).
 func crashedBefore(store *state.Store) bool {
 	prev, err := store.LoadState()
-	return err == nil && prev.RunID != "" && (state.Live(prev.Status) || len(prev.Accepting) > 0)
+	return err == nil && prev.RunID != "" && (state.Live(prev.Status) || len(prev.Accepting) > 0 || prev.Held != "")
 }
 
 // checkTree is the dirty-tree check, before the run and under its lock:

@@ -103,7 +103,9 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	}
 	repo, err := vcs.Open(ctx, dir, nil)
 	if err != nil {
-		return fmt.Errorf("ralph review reads the branch's diff from git: %w", err)
+		return fmt.Errorf("%s; run `git init` and commit the work first "+
+			"(--allow-no-repo lets `ralph run` work without a repository, not a review)",
+			noRepoMessage(err, "ralph review reads the branch's diff from git"))
 	}
 	base, err := reviewBase(ctx, repo, opts.Since)
 	if err != nil {

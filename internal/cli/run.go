@@ -347,6 +347,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			Sandbox: sb.gates()}}
 	}
 	deps.Repo = pre.repoDep()
+	lopts.NoRepo = pre.repo == nil
 	deps.Trees = treesDep(pre.repo)
 	if deps.Trees != nil {
 		lopts.GuardConfigFiles = guardPaths(pre.repo.Dir(), lopts.GuardConfigFiles)

@@ -63,6 +63,9 @@ func TestSandboxScripts(t *testing.T) {
 			// The scripts write the ralph.toml they run with; those about
 			// trust unset this and approve it as a user does.
 			env.Setenv("RALPH_TRUST", "1")
+			// Many work in a directory without git, which a run refuses
+			// unless asked (no_repo_refused.txtar unsets it).
+			env.Setenv("RALPH_ALLOW_NO_REPO", "1")
 			// Marks every process of the script's runs, for noprocs.
 			env.Setenv("SANDBOX_RUN", strconv.FormatInt(time.Now().UnixNano(), 36)+filepath.Base(work))
 			return nil

@@ -74,6 +74,9 @@ func TestScripts(t *testing.T) {
 			// (--trust). The trust_*.txtar scripts unset it and go
 			// through ralph init and ralph trust.
 			env.Setenv("RALPH_TRUST", "1")
+			// Many work in a directory without git, which a run refuses
+			// unless asked (no_repo_refused.txtar unsets it).
+			env.Setenv("RALPH_ALLOW_NO_REPO", "1")
 			return nil
 		},
 		Cmds: scriptCmds(),

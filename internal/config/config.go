@@ -60,6 +60,10 @@ type Config struct {
 	// AllowDirty lets a run start on a working tree with changes that are
 	// not ralph's own (they end up in its commits).
 	AllowDirty bool `toml:"allow-dirty"`
+	// AllowNoRepo lets a run work in a directory that is not in a
+	// repository: nothing is committed, no guard reads a diff, nothing
+	// can be rolled back.
+	AllowNoRepo bool `toml:"allow-no-repo"`
 	// AllowFailingGates makes the gates that fail on the starting tree
 	// advisory for the run instead of stopping it.
 	AllowFailingGates bool `toml:"allow-failing-gates"`

@@ -59,6 +59,7 @@ var layerValues = map[string][3]string{
 	"gates.timeout":       {"1m", "2m", "3m"},
 	"commit-template":     {"feat: {{.ID}}", "{{.ID}}: {{.Title}}", "chore({{.ID}}): {{.Title}}"},
 	"allow-dirty":         {"true", "false", "true"},
+	"allow-no-repo":       {"true", "false", "true"},
 	"allow-failing-gates": {"true", "false", "true"},
 	"guard":               {"strict", "off", "warn"},
 	"quota-reserve":       {"10", "20.5", "30"},

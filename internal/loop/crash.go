@@ -55,7 +55,11 @@ func (r *runner) recoverCrashed(ctx context.Context, prev state.State) (string, 
 		missing = missing[len(missing)-len(tasks):]
 	}
 	unfinished := tasks[:len(missing)]
-	rc := r.reconcile(ctx, prev, unfinished)
+	rc, err := r.reconcile(ctx, prev, unfinished)
+	if err != nil {
+		return "", err
+	}
+	r.held, r.heldWhy = rc.held, rc.heldWhy
 	if len(missing) == 0 {
 		// It died after its last line, between iterations.
 		return msg + fmt.Sprintf(" after iteration %d", prev.Iteration) + rc.note(), nil

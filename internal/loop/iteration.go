@@ -110,6 +110,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	} else if r.deps.Repo != nil {
 		planEdited, _ = r.deps.Plan.Modified()
 	}
+	startTree := r.st.Tasks[t.ID].StartTree // accepting clears it; a refused commit keeps it
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	it.restored = it.restored || planUndone
 	rec := state.Record{
@@ -136,7 +137,14 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	r.recordInPlan(t, rec, it.doneIDs)
 	var commitErr error
 	rec.FilesChanged, rec.Commit, commitErr = r.settle(ctx, t, it, planEdited)
+	if r.holdRefused(&it, t, commitErr, startTree) {
+		rec.Outcome, rec.Error, rec.TaskID = it.outcome, it.errText, r.st.Held
+		commitErr = nil
+	}
 	uncommitted := commitErr != nil && len(it.doneIDs) > 0
+	if !uncommitted {
+		r.releaseHeld(it.doneIDs)
+	}
 	if uncommitted {
 		// No task is done without its commit: the acceptance waits in
 		// state, and the next run commits it before anything else.

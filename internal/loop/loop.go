@@ -65,6 +65,9 @@ type Options struct {
 	// SkipBaseline leaves the starting tree unchecked: it holds an
 	// earlier run's unfinished work, which its gates need not pass.
 	SkipBaseline bool
+	// NoRepo: the run works without a repository, as the user asked
+	// (--allow-no-repo); its header says what that costs.
+	NoRepo bool
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string
@@ -173,6 +176,13 @@ type runner struct {
 	// parallel: the run coordinates --parallel workers, whose acceptance
 	// the state does not record (reconcile.go).
 	parallel bool
+	// refusals counts, per task, the run's commit_refused attempts
+	// (held.go).
+	refusals map[string]int
+	// held is the task the last run accepted whose commit git refused
+	// when this run tried it (reconcile), heldWhy what git said: start
+	// holds it.
+	held, heldWhy string
 	// treeSeen: the repository's Changes has a baseline, the working tree
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
@@ -289,11 +299,16 @@ func (r *runner) start(ctx context.Context) error {
 		Sandbox:   r.opts.Sandbox,
 		Quota:     prev.Quota, // the account's windows outlive a run
 		Questions: prev.Questions,
+		Held:      prev.Held,
 	}
 	if r.st.Tasks == nil {
 		r.st.Tasks = map[string]state.TaskState{}
 	}
 	if err := r.loadAttempts(); err != nil {
+		return err
+	}
+	r.holdReconciled(prev.Iteration)
+	if err := r.checkHeld(); err != nil {
 		return err
 	}
 	r.startEndReview(ctx, prev)
@@ -317,11 +332,18 @@ func (r *runner) start(ctx context.Context) error {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +
 			sb.Mode + ": " + sb.Warning + ")"})
 	}
+	if r.opts.NoRepo {
+		r.emit(Event{Kind: EventWarning, Message: NoRepoNote})
+	}
 	if crashed != "" {
 		r.emit(Event{Kind: EventWarning, Message: crashed})
 	}
 	return nil
 }
+
+// NoRepoNote is what a run without a repository says once, under its
+// header: what it goes without.
+const NoRepoNote = "no repository: no guard, no reviewer diff, no rollback"
 
 // iterate runs iterations until something ends the run.
 func (r *runner) iterate(ctx context.Context) error {
@@ -428,6 +450,9 @@ func onceMsg(did string, open int) string {
 // next picks the next task: the plan's order, passing over those that
 // cannot run now (passOver) and, with --task, all others.
 func (r *runner) next() (task.Task, bool) {
+	if t, ok := r.heldTask(); ok {
+		return t, true
+	}
 	return r.deps.Plan.Plan().Next(func(t task.Task) bool {
 		return r.passOver(t) || (r.opts.Only != "" && t.ID != r.opts.Only)
 	})

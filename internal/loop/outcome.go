@@ -22,6 +22,10 @@ var (
 	// hook refused it, the disk is full, another git holds the lock): its
 	// acceptance waits in state, and the next run commits it first. Exit 1.
 	ErrNotCommitted = errors.New("accepted but not committed")
+	// ErrCommitRefused: git refused to commit a task's work max-attempts
+	// times in a row (held.go); the task stays open, its work in the
+	// tree. Exit 1.
+	ErrCommitRefused = errors.New("git refused the work")
 )
 
 var (

@@ -44,6 +44,9 @@ func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
 			return err
 		}
 		return r.checkStuck(it)
+	case state.OutcomeCommitRefused:
+		r.transient, r.limitWaits = 0, 0
+		return r.refusedAttempt(t, it)
 	case state.OutcomeNeedsAnswer:
 		// Asking is progress of a kind: neither an attempt nor a step
 		// towards the breaker.
@@ -71,6 +74,7 @@ func (r *runner) countAttempt(t task.Task, it iteration) error {
 	r.noteAttempt(t.ID, attemptNote{Iteration: r.st.Iteration, Outcome: string(it.outcome), Error: it.errText, Output: it.output})
 	if ts.Attempts >= r.opts.MaxAttempts {
 		ts.Failed = true
+		r.releaseHeld([]string{t.ID}) // its work stays in the tree, as a failed task's does
 		r.st.Totals.TasksFailed++
 		// Formats without a failed state keep the file as it is; the state
 		// remembers.

@@ -39,6 +39,9 @@ type reconciled struct {
 	// commit ("" when none was made or needed).
 	finished map[string]string
 	notes    []string
+	// held is the accepted task whose commit git refused, heldWhy what
+	// git said (held.go).
+	held, heldWhy string
 }
 
 // note is what reconcile did, for the run's warning; "" for nothing.
@@ -62,7 +65,7 @@ type headCommit interface {
 
 // reconcile settles the dead run prev's half-done acceptance and its
 // unfinished iterations' tasks (see the top of this file).
-func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []string) reconciled {
+func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []string) (reconciled, error) {
 	rc := reconciled{finished: map[string]string{}}
 	plan := r.deps.Plan
 	var accepted []string
@@ -83,21 +86,40 @@ func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []s
 		rc.finished[id] = ""
 	}
 	if len(accepted) > 0 && r.opts.Commit && r.deps.Repo != nil {
-		if hash, made, ok := r.commitAccepted(ctx, accepted); ok {
+		hash, made, err := r.commitAccepted(ctx, accepted)
+		switch rf, refused := asRefusal(err); {
+		case err == nil:
 			for _, id := range accepted {
 				rc.finished[id] = hash
 			}
 			if made {
 				rc.notes = append(rc.notes, fmt.Sprintf("committed %s (%s)", strings.Join(accepted, ", "), short(hash)))
 			}
-		} else {
-			rc.notes = append(rc.notes, fmt.Sprintf("could not commit %s; its work stays in the working tree", strings.Join(accepted, ", ")))
+		case refused:
+			// Held, as if this run's own commit had been refused: open
+			// again and first in line, never committed under another
+			// task's name (held.go).
+			for _, id := range accepted {
+				delete(rc.finished, id)
+				if err := plan.SetStatus(id, task.StatusOpen); err != nil {
+					return rc, fmt.Errorf("%w: git refused to commit %s (%v), and it could not be opened again: %w",
+						ErrNotCommitted, strings.Join(accepted, ", "), rf.RefusedPaths(), err)
+				}
+			}
+			rc.held, rc.heldWhy = accepted[0], refusalText(rf)
+			rc.notes = append(rc.notes, fmt.Sprintf("git refuses to commit %s (%s): it is open again and goes first, told what git says",
+				strings.Join(accepted, ", "), strings.Join(rf.RefusedPaths(), ", ")))
+		default:
+			// Going on would put its work in the next task's commit.
+			return rc, fmt.Errorf("%w: %s passed its checks in the last run, but git still cannot commit it: %w; "+
+				"fix what git says and run ralph again: it commits %s first", ErrNotCommitted, strings.Join(accepted, ", "),
+				err, strings.Join(accepted, ", "))
 		}
 	}
 	if r.opts.Ownership != task.OwnerRunner || r.parallel {
 		// A --parallel worker marks the plan once its merge is committed,
 		// without a word in state.json: a mark may well be ralph's.
-		return rc
+		return rc, nil
 	}
 	for _, id := range unfinished {
 		if slices.Contains(prev.Accepting, id) {
@@ -112,27 +134,27 @@ func (r *runner) reconcile(ctx context.Context, prev state.State, unfinished []s
 		}
 		rc.notes = append(rc.notes, fmt.Sprintf("opened %s again: the plan said it was done, but ralph had not accepted it", id))
 	}
-	return rc
+	return rc, nil
 }
 
 // commitAccepted commits the accepted tasks' work, unless the current
 // commit has them done already. It returns the commit that holds them
-// ("" when it cannot tell), whether it made it, and false when the
-// commit failed.
-func (r *runner) commitAccepted(ctx context.Context, ids []string) (hash string, made, ok bool) {
+// ("" when it cannot tell), whether it made it, and the error of a
+// commit that failed.
+func (r *runner) commitAccepted(ctx context.Context, ids []string) (hash string, made bool, err error) {
 	if r.committedDone(ctx, ids) {
 		if h, ok := r.deps.Repo.(headCommit); ok {
 			hash, _ = h.Head(ctx)
 		}
-		return hash, false, true
+		return hash, false, nil
 	}
 	t, _ := r.deps.Plan.Plan().Task(ids[0])
 	msg, err := commitMessage(r.opts.CommitTemplate, t)
 	if err != nil {
-		return "", false, false
+		return "", false, err
 	}
 	hash, err = r.deps.Repo.Commit(ctx, msg)
-	return hash, hash != "", err == nil
+	return hash, hash != "", err
 }
 
 // committedDone reports whether the current commit's plan has every one

@@ -257,6 +257,8 @@ func explain(outcome string) string {
 		return "the agent claimed done but the reviewer asked for changes"
 	case "review_failed":
 		return "the agent claimed done but no reviewer gave a verdict"
+	case "commit_refused":
+		return "the agent claimed done and its checks passed, but git refused to commit files it left in the tree"
 	case "timeout":
 		return "the iteration ran out of time and was stopped"
 	case "idle_timeout":

@@ -21,6 +21,13 @@ const (
 	// OutcomeReviewFailed: no reviewer gave a verdict within
 	// review.max-attempts (no marker, timeout, crash).
 	OutcomeReviewFailed Outcome = "review_failed"
+	// OutcomeCommitRefused: the task passed its checks, but git refused
+	// to commit files the agent left in the tree (a path git keeps for
+	// itself, a .gitmodules link): the task is held, open and first in
+	// line, its work uncommitted, and its next attempt is told what git
+	// said. An attempt, which never fails the task (its files are still
+	// in the tree); max-attempts of them in a run stop it.
+	OutcomeCommitRefused Outcome = "commit_refused"
 	// OutcomeEndReview: a review round at the end of the run, whose
 	// findings become tasks. Not an agent's iteration on a task: it has
 	// no task and is never an attempt.
@@ -43,7 +50,7 @@ const (
 func (o Outcome) CountsAsAttempt() bool {
 	switch o {
 	case OutcomeNoMarker, OutcomeTaskFailed, OutcomeGateFailed, OutcomeTimeout, OutcomeIdleTimeout,
-		OutcomeGuardRejected, OutcomeReviewRejected, OutcomeReviewFailed:
+		OutcomeGuardRejected, OutcomeReviewRejected, OutcomeReviewFailed, OutcomeCommitRefused:
 		return true
 	default:
 		// The other values need nothing here.

@@ -124,6 +124,11 @@ type State struct {
 	// cleared with the iteration's history line. A run that dies in
 	// between leaves them for the next one to finish.
 	Accepting []string `json:"accepting,omitempty"`
+	// Held is the task whose work git refused to commit (commit_refused):
+	// open, its work in the tree uncommitted, it is the next task any run
+	// works on, so that its work is committed alone and under its own
+	// name. Kept across runs; cleared once it is committed or fails.
+	Held string `json:"held,omitempty"`
 	// AdvisoryGates are the gate commands that failed before any change
 	// and that --allow-failing-gates made advisory for this run: their
 	// failures do not reject a task.

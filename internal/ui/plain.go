@@ -132,7 +132,7 @@ func (p *Plain) ended(e loop.Event) {
 	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		mark = p.color(ansiGreen, "✓")
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed,
-		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		mark = p.color(ansiRed, "✗")
 	default:
 		// The other values need nothing here.

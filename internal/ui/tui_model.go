@@ -554,7 +554,7 @@ func (m *model) iterationEnded(e loop.Event) {
 			}
 		}
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
-		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		kind = actOutcomeBad
 	default:
 		// The other values need nothing here.
@@ -587,7 +587,7 @@ func outcomeMark(outcome state.Outcome) string {
 	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		return "✓"
 	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
-		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed:
+		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		return "✗"
 	default:
 		// The other values need nothing here.

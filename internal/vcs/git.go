@@ -693,7 +693,7 @@ func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string, ex
 	out, err := g.exec(ctx, sandbox, append(env, "LC_ALL=C", "LANGUAGE="), nil,
 		append([]string{"add", "-A", "-v", "--", ":(top)"}, exclude...)...)
 	if err != nil {
-		return nil, err
+		return nil, refused(err)
 	}
 	changed := parseAddVerbose(string(out))
 	if !g.nested.Load() && slices.ContainsFunc(changed, g.holdsRepo) {
