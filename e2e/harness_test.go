@@ -206,6 +206,10 @@ func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Tu
 		"RALPH_SANDBOX_MODE=none",
 	}
 
+	// The user turned off the reviewer review.when = "auto" brings to a
+	// run without gates: the model's turns are scripted for the worker
+	// alone. review_test.go turns reviewers on in ralph.toml.
+	p.writeHome(".config/ralph/config.toml", "[review]\nwhen = \"off\"\n")
 	p.write("prd.json", prdJSON)
 	p.git("init", "-q", "-b", "main")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

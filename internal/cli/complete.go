@@ -12,11 +12,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
-// Shell completion of values: the agents, plan formats and sandbox modes a
-// flag takes, the task ids of the plan, and plan files. They are attached
-// here, once the command tree is built, by flag name and by the argument
-// names in a command's Use line, so that the commands themselves need not
-// know about completion.
+// Shell completion of values: the agents, plan formats, sandbox modes and
+// review settings a flag takes, the task ids of the plan, and plan files.
+// They are attached here, once the command tree is built, by flag name and
+// by the argument names in a command's Use line, so that the commands
+// themselves need not know about completion.
 
 // planFileExts are the extensions of plan files.
 var planFileExts = []string{"json", "md"}
@@ -27,6 +27,7 @@ func addCompletions(f *Factory, root *cobra.Command) {
 		"agent":   agent.Names(),
 		"format":  task.ShortFormatNames(),
 		"sandbox": config.SandboxModes(),
+		"review":  config.ReviewWhens(),
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

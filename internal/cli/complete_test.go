@@ -10,7 +10,7 @@ import (
 )
 
 // TestCompleteValues: the shell completes agents, plan formats, sandbox
-// modes, the plan's task ids and plan files.
+// modes, review settings, the plan's task ids and plan files.
 func TestCompleteValues(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -31,6 +31,7 @@ func TestCompleteValues(t *testing.T) {
 		{[]string{"init", "--format", ""}, []string{"prd", "tasks", "progress", "checklist", "headings", "mdjson", ":4"}},
 		{[]string{"convert", "prd.json", "out.md", "--format", ""}, []string{"prd", "tasks", "progress", "checklist", "headings", "mdjson", ":4"}},
 		{[]string{"run", "--sandbox", ""}, []string{"auto", "bwrap", "sandbox-exec", "none", ":4"}},
+		{[]string{"run", "--review", ""}, []string{"auto", "off", "task", "end", "both", ":4"}},
 		{[]string{"tasks", "done", ""}, ids},
 		{[]string{"tasks", "reset", "--plan", "prd.json", ""}, ids},
 		{[]string{"run", "--task", ""}, ids},

@@ -71,6 +71,8 @@ type runGates struct {
 	// found are the project's own checks, looked for when no [gates]
 	// commands are configured.
 	found []gate.Check
+	// reviewed: without gates, a reviewer checks each task.
+	reviewed bool
 }
 
 // warning is what a run says once at its start about its gates; empty
@@ -79,15 +81,18 @@ func (g runGates) warning() string {
 	if len(g.configured) > 0 {
 		return ""
 	}
-	return noGatesWarning(g.found, g.validation)
+	return noGatesWarning(g.found, g.validation, g.reviewed)
 }
 
 // dryRun lists, for --dry-run, the gates a task must pass and the
 // baseline they run on.
 func (g runGates) dryRun(w io.Writer) {
-	if len(g.configured)+len(g.validation) == 0 {
+	switch {
+	case len(g.configured)+len(g.validation) == 0 && g.reviewed:
+		fmt.Fprintln(w, "# gates: none; a reviewer checks each task")
+	case len(g.configured)+len(g.validation) == 0:
 		fmt.Fprintln(w, "# gates: none; a task is done when the agent says so")
-	} else {
+	default:
 		fmt.Fprintln(w, "# gates, run before a task is accepted:")
 		for _, c := range g.configured {
 			fmt.Fprintf(w, "  %s  ([gates] commands)\n", c)
@@ -110,13 +115,17 @@ func (g runGates) dryRun(w io.Writer) {
 
 // noGatesWarning is what a run without [gates] commands says once at its
 // start when the project has checks: which ones, and how to turn them on.
-// It is empty when there is nothing to point out.
-func noGatesWarning(checks []gate.Check, validation []string) string {
+// It is empty when there is nothing to point out. reviewed: a reviewer
+// checks each task.
+func noGatesWarning(checks []gate.Check, validation []string, reviewed bool) string {
 	off, inPlan := unconfigured(checks, nil, validation)
 	if len(off) == 0 {
 		return ""
 	}
 	head := "no quality gates configured, so a task is done when the agent says so"
+	if reviewed {
+		head = "no quality gates configured, so only a reviewer checks a task"
+	}
 	if len(validation) > 0 {
 		head = "no [gates] commands configured: only the plan's Validation Commands check a task"
 	}
@@ -132,8 +141,8 @@ func noGatesWarning(checks []gate.Check, validation []string) string {
 // it, under a comment that says what they do.
 func gatesBlock(checks []gate.Check) string {
 	if len(checks) == 0 {
-		return "# ralph init found no checks (tests, linters) in this project: add yours, or a task is\n" +
-			"# done when the agent says so.\n# gates.commands = []"
+		return "# ralph init found no checks (tests, linters) in this project: add yours, or only\n" +
+			"# a reviewer (review.when below) checks a task.\n# gates.commands = []"
 	}
 	var b strings.Builder
 	b.WriteString("# ralph init found these checks in the project (each line says where): a task is\n" +

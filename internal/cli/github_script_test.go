@@ -33,8 +33,10 @@ func TestGitHubScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 			if err := stateHome(env); err != nil {
+				return err
+			}
+			if err := userConfigHome(env); err != nil {
 				return err
 			}
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))

@@ -156,6 +156,13 @@ func configTemplate() string {
 	return b.String()
 }
 
+// reviewCostNote is what init says above review.when: the reviewer auto
+// brings in is paid for.
+const reviewCostNote = "# With no gate that can reject a task (none above, or all advisory under\n" +
+	"# --allow-failing-gates), auto has a reviewer check each done claim: one more agent\n" +
+	"# run per claim, its tokens and cost counted in the task's receipt and against --budget.\n" +
+	"# off leaves such a run to the agent's word; task reviews every claim whatever the gates.\n"
+
 // withGates writes the project's checks into the config template as its
 // gates, where the template has gates.commands commented out.
 func withGates(cfg string, checks []gate.Check) string {
@@ -173,8 +180,11 @@ func initFiles(format string) ([]initFile, error) {
 		return nil, usageError(fmt.Errorf("--format: %w", err))
 	}
 	// A new project starts with the tamper guard that rejects: a task
-	// whose diff weakens the checks is not done.
+	// whose diff weakens the checks is not done; and with a reviewer for
+	// the run that has no gate, set where the user sees what it costs.
 	cfg := setConfigKey(configTemplate(), "guard", "strict")
+	cfg = setConfigKey(cfg, "review.when", "auto")
+	cfg = strings.Replace(cfg, "\nreview.when = ", "\n"+reviewCostNote+"review.when = ", 1)
 	switch name {
 	case task.FormatPRD:
 		return []initFile{

@@ -114,6 +114,10 @@ func newDiskFullProject(t *testing.T, plan, scenario string) *diskFullProject {
 	if err := os.WriteFile(script, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The fake agent's scenario is the worker's alone: no reviewer.
+	if err := reviewOffConfig(filepath.Join(home, ".config")); err != nil {
+		t.Fatal(err)
+	}
 	d.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"FAKEAGENT_SCRIPT="+script, "NO_COLOR=1",
 		"RALPH_SANDBOX_MODE=none") // the fake agent reads variables a sandbox drops

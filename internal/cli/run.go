@@ -274,12 +274,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err := verifyOptions(opts.f, dir, cfg, &lopts); err != nil {
 		return err
 	}
-	reviewer, err := newReviewer(opts.f, cfg, sb)
+	reviewer, err := newReviewer(opts.f, cfg, plan.Plan().Validation, sb)
 	if err != nil {
 		return err
 	}
 
-	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation}
+	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation,
+		reviewed: reviewsTasks(cfg, plan.Plan().Validation)}
 	if len(cfg.Gates.Commands) == 0 {
 		// Only worth a look when the config names no gate.
 		gv.found = detectChecks(opts.f, dir)

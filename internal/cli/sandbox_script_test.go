@@ -51,6 +51,9 @@ func TestSandboxScripts(t *testing.T) {
 			home := filepath.Join(work, "home")
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			if err := reviewOffConfig(filepath.Join(home, ".config")); err != nil {
+				return err
+			}
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "agent", "scenario"))
 			env.Setenv("FAKEREVIEWER_SCRIPT", filepath.Join(work, "agent", "review"))
 			for k, v := range gittest.Vars(home) {

@@ -51,8 +51,10 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 			if err := stateHome(env); err != nil {
+				return err
+			}
+			if err := userConfigHome(env); err != nil {
 				return err
 			}
 			env.Setenv("FAKEAGENT_SCRIPT", filepath.Join(work, "scenario"))
@@ -94,6 +96,38 @@ func stateHome(env *testscript.Env) error {
 	env.Defer(func() { _ = os.RemoveAll(dir) })
 	env.Setenv("XDG_STATE_HOME", dir)
 	return nil
+}
+
+// userConfigHome gives a script an XDG_CONFIG_HOME beside its work
+// directory, as stateHome does, with the user's config.toml of a user
+// who turned the reviewer off (reviewOffConfig).
+func userConfigHome(env *testscript.Env) error {
+	dir := env.WorkDir + "-config"
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	env.Defer(func() { _ = os.RemoveAll(dir) })
+	env.Setenv("XDG_CONFIG_HOME", dir)
+	return reviewOffConfig(dir)
+}
+
+// reviewOffConfig writes, into the user's config directory configHome,
+// the config.toml of a user who turned off the reviewer that review.when
+// = "auto" runs after each done claim of a run with no gates: the
+// scripts and tests that use it are about other things, and their fake
+// agent's scenario would be read by the reviewer too. Their project's
+// ralph.toml still turns it on ([review] when = "task"); the
+// review_auto_*.txtar scripts remove the file and run with the default.
+// A config.toml already there (a script's own) is left as it is.
+func reviewOffConfig(configHome string) error {
+	path := filepath.Join(configHome, "ralph", "config.toml")
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte("[review]\nwhen = \"off\"\n"), 0o644)
 }
 
 // goCache is the go build cache of the user running the tests, or one in

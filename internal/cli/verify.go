@@ -69,12 +69,35 @@ func loopOwnFiles(root, dir string, files []string) []loop.OwnFile {
 
 // newReviewer builds the reviewer's agent: review.agent with its own
 // [agents.NAME] overrides, the run's agent when review.agent is empty,
-// in the run's sandbox; nil when no reviewer runs.
-func newReviewer(f *Factory, cfg config.Config, sb runSandbox) (loop.Agent, error) {
-	if cfg.Review.When == "" || cfg.Review.When == loop.ReviewOff {
+// in the run's sandbox; nil when no reviewer runs. validation are the
+// plan's Validation Commands.
+func newReviewer(f *Factory, cfg config.Config, validation []string, sb runSandbox) (loop.Agent, error) {
+	if !mayReview(cfg, validation) {
 		return nil, nil
 	}
 	return reviewerAgent(f, cfg, sb)
+}
+
+// mayReview reports whether a reviewer may run: review.when is not off,
+// and with auto, the run may be left without a gate that can reject a
+// task (none configured, or --allow-failing-gates may make them all
+// advisory; the plan's Validation Commands never are). The loop decides
+// auto for good once the baseline has run.
+func mayReview(cfg config.Config, validation []string) bool {
+	switch cfg.Review.When {
+	case "", loop.ReviewOff:
+		return false
+	case loop.ReviewAuto:
+		return len(validation) == 0 && (len(cfg.Gates.Commands) == 0 || cfg.AllowFailingGates)
+	}
+	return true
+}
+
+// reviewsTasks reports whether a reviewer checks each task of a run
+// without gates.
+func reviewsTasks(cfg config.Config, validation []string) bool {
+	w := cfg.Review.When
+	return mayReview(cfg, validation) && (w == loop.ReviewAuto || w == loop.ReviewTask || w == loop.ReviewBoth)
 }
 
 // reviewerAgent is the reviewers' agent: review.agent, else the run's.

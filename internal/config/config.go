@@ -191,7 +191,8 @@ func SandboxModes() []string { return []string{"auto", "bwrap", "sandbox-exec", 
 
 // Review is the [review] section: a fresh agent process, of any supported
 // agent, reviews each done claim (when = "task"), the whole run at its end
-// (when = "end"), or both.
+// (when = "end"), or both; "auto", the default, reviews each done claim
+// of a run that has no gate able to reject one.
 type Review struct {
 	When  string `toml:"when"`
 	Agent string `toml:"agent"`
@@ -210,7 +211,7 @@ type Review struct {
 }
 
 // ReviewWhens are the values of review.when.
-func ReviewWhens() []string { return []string{"off", "task", "end", "both"} }
+func ReviewWhens() []string { return []string{"auto", "off", "task", "end", "both"} }
 
 // GuardModes are the values of guard.
 func GuardModes() []string { return []string{"warn", "strict", "off"} }
@@ -370,7 +371,7 @@ func Defaults() Config {
 			TelegramAPI: "https://api.telegram.org", NtfyServer: "https://ntfy.sh"},
 		Guard:       "warn",
 		QuotaAction: "wait",
-		Review:      Review{When: "off", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
+		Review:      Review{When: "auto", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
 		Sandbox:     Sandbox{Mode: "auto", Network: NetworkProxy},
 		Worker:      Worker{Remote: "origin", Lease: Duration(DefaultLease)},
 		GitHub:      GitHub{Label: "ralph", Remote: "origin"},

@@ -248,9 +248,9 @@ func sandboxFields() []field {
 func reviewFields() []field {
 	return []field{
 		{key: "review.when", ptr: func(c *Config) any { return &c.Review.When },
-			doc:   "[review] when a reviewer agent checks the work: task (each done claim), end (the whole run, findings become tasks), both, or off",
+			doc:   "[review] when a reviewer agent checks the work: auto (each done claim, when no gate can reject a task), task (each done claim), end (the whole run, findings become tasks), both, or off",
 			check: func(c *Config) string { return oneOf(c.Review.When, ReviewWhens()) },
-			flag:  runFlag("review", "", "reviewers: task (each done claim), end (the whole run), both or off")},
+			flag:  runFlag("review", "", "reviewers: auto (each done claim when no gate can reject it), task (each done claim), end (the whole run), both or off")},
 		{key: "review.agent", ptr: func(c *Config) any { return &c.Review.Agent },
 			doc: "[review] the reviewer's agent CLI (another vendor's, say); empty: the run's agent",
 			check: func(c *Config) string {

@@ -157,6 +157,9 @@ type runner struct {
 	skipped map[string]bool
 	// gates is what the run's gates remember (baseline.go).
 	gates *gateMemory
+	// autoReview: review.when is auto and no gate of the run can reject
+	// a task, so a reviewer checks each one (review.go).
+	autoReview bool
 	// reviews numbers the reviewer runs of iteration reviewIter, for their
 	// transcripts (review.go).
 	reviews, reviewIter int
@@ -325,8 +328,10 @@ func (r *runner) start(ctx context.Context) error {
 	if err := r.baseline(ctx); err != nil {
 		return r.finish(err)
 	}
+	r.decideReview()
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
-		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote() + r.quotaNote(),
+		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote() +
+			r.reviewNote() + r.quotaNote(),
 		Sandbox: r.opts.Sandbox})
 	if sb := r.opts.Sandbox; sb != nil && sb.Warning != "" {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +

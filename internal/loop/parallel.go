@@ -417,6 +417,7 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 		w.attempts[id] = slices.Clone(notes)
 	}
 	w.gates = r.gates
+	w.autoReview = r.autoReview
 	tree, _ := tr.repo.(TreeID)
 	gate.gate = w.checkedGate(gate.gate, tree)
 	gate.w = w

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
-// When reviewers run (review.when).
+// When reviewers run (review.when). ReviewAuto reviews each done claim
+// of a run that has no gate able to reject one (autoReviews), so that
+// something other than the agent checks every task.
 const (
+	ReviewAuto = "auto"
 	ReviewOff  = "off"
 	ReviewTask = "task"
 	ReviewEnd  = "end"
@@ -29,7 +33,8 @@ const (
 // findings) and answers SHIP or REVISE, and the review phase at the end
 // of a run (endreview.go).
 type ReviewOptions struct {
-	// When is ReviewOff (""), ReviewTask, ReviewEnd or ReviewBoth.
+	// When is ReviewOff (""), ReviewAuto, ReviewTask, ReviewEnd or
+	// ReviewBoth.
 	When string
 	// Model is the reviewer's model; the reviewer agent is Deps.Reviewer.
 	Model string
@@ -59,7 +64,59 @@ const verdictFailed = "failed"
 // reviewsTasks reports whether each done claim goes to a reviewer.
 func (r *runner) reviewsTasks() bool {
 	w := r.opts.Review.When
-	return r.deps.Reviewer != nil && (w == ReviewTask || w == ReviewBoth)
+	return r.deps.Reviewer != nil && (w == ReviewTask || w == ReviewBoth || w == ReviewAuto && r.autoReview)
+}
+
+// decideReview settles review.when = "auto" for the run, once its
+// baseline has made the failing gates advisory: each task is reviewed
+// when no gate can reject one. The run's header says so, as the run's
+// settings go (reviewNote).
+func (r *runner) decideReview() {
+	r.autoReview = r.opts.Review.When == ReviewAuto && !r.gateCanReject()
+}
+
+// gateCanReject reports whether a gate of the run can reject a task: a
+// [gates] command the baseline did not make advisory, or one of the
+// plan's Validation Commands (those of the next task: every task of a
+// plan has the same). A gate that is no list of commands may reject
+// anything.
+func (r *runner) gateCanReject() bool {
+	var cg CommandGate
+	switch g := r.deps.Gate.(type) {
+	case nil:
+		return false
+	case *checkedGate:
+		cg = g.gates
+	case CommandGate:
+		cg = g
+	default:
+		return true
+	}
+	cmds := cg.ProjectCommands()
+	if t, ok := r.next(); ok {
+		cmds = append(slices.Clone(cmds), cg.TaskCommands(t)...)
+	}
+	return slices.ContainsFunc(cmds, func(c string) bool { return r.gates == nil || !r.gates.advisory[c] })
+}
+
+// reviewNote says in the run's header who reviews each task, and, when
+// nothing but the agent checks one, that tasks are taken on its word.
+func (r *runner) reviewNote() string {
+	if r.reviewsTasks() {
+		who := reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model)
+		if r.opts.Review.Model == "" {
+			who += " (its default model)"
+		}
+		note := ", reviewer " + who + " on each task"
+		if r.autoReview {
+			note += " (review.when = auto: no gate can reject a task)"
+		}
+		return note
+	}
+	if r.gateCanReject() {
+		return ""
+	}
+	return " · no gates and no reviewer: tasks are accepted on the agent's word"
 }
 
 // reviewClaim asks the reviewer about a claim that passed the gates and

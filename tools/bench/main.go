@@ -299,8 +299,8 @@ func ralphSampled(bin, dir string, args ...string) (time.Duration, self, error) 
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+filepath.Join(dir, "scenario"),
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
 		// ralph's own cost, as before the sandbox (the sandbox scenario
-		// measures that).
-		"RALPH_SANDBOX_MODE=none")
+		// measures that), and no reviewer (ralphCmd).
+		"RALPH_SANDBOX_MODE=none", "RALPH_REVIEW_WHEN=off")
 	return runSampled(cmd)
 }
 

@@ -314,8 +314,9 @@ func (e peerEnv) prepare(p peer, dir string, tasks int) (*exec.Cmd, error) {
 	cmd.Dir = repo
 	cmd.Env = append(gitEnv(repo), "PATH="+e.agentBin+":"+os.Getenv("PATH"), "FAKEAGENT_SCRIPT="+script,
 		"BENCH_AGENT_LOG="+filepath.Join(dir, "agent.log"),
-		// ralph's own cost, as in the overhead scenario; ralphex has no sandbox.
-		"RALPH_SANDBOX_MODE=none", "RALPHEX_CONFIG_DIR="+e.configDir)
+		// ralph's own cost, as in the overhead scenario (no sandbox, no
+		// reviewer); ralphex has neither.
+		"RALPH_SANDBOX_MODE=none", "RALPH_REVIEW_WHEN=off", "RALPHEX_CONFIG_DIR="+e.configDir)
 	return cmd, nil
 }
 
