@@ -71,6 +71,9 @@ type runGates struct {
 	// found are the project's own checks, looked for when no [gates]
 	// commands are configured.
 	found []gate.Check
+	// validationNote says that the plan's file holds other Validation
+	// Commands than those in force (Factory.planGates).
+	validationNote string
 }
 
 // warning is what a run says once at its start about its gates; empty
@@ -97,6 +100,9 @@ func (g runGates) dryRun(w io.Writer) {
 				fmt.Fprintf(w, "  %s  (the plan's Validation Commands)\n", c)
 			}
 		}
+	}
+	if g.validationNote != "" {
+		fmt.Fprintf(w, "# %s\n", g.validationNote)
 	}
 	if len(g.configured) > 0 {
 		fmt.Fprintln(w, "# baseline: the [gates] commands run once on the starting tree before the first agent call; "+

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/serve"
+	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/trust"
 )
 
@@ -43,6 +45,11 @@ GitHub API host it sends your token to. The agent it runs can write the
 project, ralph.toml included. So ralph obeys a project's ralph.toml (or a
 --config FILE) only at content you approved: after any change, a run
 shows what changed and stops (exit 1) until you run ralph trust.
+
+A plan is a configuration too: its Validation Commands run as gates. ralph
+trust PLAN records the plan's Validation Commands as the ones in force: a
+run uses those recorded (the file's when ralph first reads the plan, none
+for one ralph plan's agent wrote), whatever the agent writes in the plan.
 
 FILE defaults to the --config file, else ralph.toml in the project. The
 approval is kept outside the project, in $XDG_STATE_HOME/ralph/trust/
@@ -92,12 +99,16 @@ func runTrust(opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
+	linked := false
 	if dir, derr := opts.f.ProjectDir(); derr == nil {
 		if target := planLinkOut(dir, path); target != "" {
 			// A plan linked out of the project: what is approved is where
 			// it leads (approvePlanLink).
-			data = linkContent(target)
+			data, linked = linkContent(target), true
 		}
+	}
+	if isPlan, err := opts.f.trustPlan(path); err != nil || (isPlan && !linked) {
+		return err
 	}
 	rec, err := opts.f.trustStore().Approve(path, data, time.Now())
 	if err != nil {
@@ -258,4 +269,51 @@ func (f *Factory) loadConfig(dir string, approve func(string, []byte) error) (co
 		opts.ProjectFileRequired = true
 	}
 	return config.Load(opts)
+}
+
+// planGates are the plan's Validation Commands in force for this run
+// (trust.Store.GatesInForce): fixed at its start, whatever the agent
+// writes in the plan; --trust uses the file's, unrecorded. The warning,
+// when not empty, says that the file's differ from them.
+func (f *Factory) planGates(p *task.Plan) (cmds []string, warning string, err error) {
+	if p.Path == "" || f.vouched() {
+		return p.Validation, "", nil
+	}
+	cmds, rec, err := f.trustStore().GatesInForce(p.Path, p.Validation, time.Now())
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the trust store: %w", err)
+	}
+	if rec == nil || slices.Equal(cmds, p.Validation) {
+		return cmds, "", nil
+	}
+	name := displayPath(p.Path)
+	inForce := "none"
+	if len(cmds) > 0 {
+		inForce = "`" + strings.Join(cmds, "`, `") + "`"
+	}
+	return cmds, fmt.Sprintf("%s's Validation Commands are not the ones in force (%s, recorded by %s on %s): "+
+		"the run checks tasks with those; read the file's, then run 'ralph trust %s' to put them in force",
+		name, inForce, rec.By, rec.RecordedAt.Local().Format("2006-01-02 15:04"), name), nil
+}
+
+// trustPlan records the Validation Commands of the plan at path as the
+// ones in force; false when path is not a plan (a configuration file).
+func (f *Factory) trustPlan(path string) (bool, error) {
+	if filepath.Ext(path) == ".toml" {
+		return false, nil
+	}
+	pf, err := task.Load(path)
+	if err != nil {
+		return false, nil //nolint:nilerr // not a plan: approved as a configuration file
+	}
+	p := pf.Plan()
+	if _, err := f.trustStore().SetPlanGates(path, p.Validation, trust.ByTrust, time.Now()); err != nil {
+		return true, fmt.Errorf("trust %s: %w", path, err)
+	}
+	inForce := "none"
+	if len(p.Validation) > 0 {
+		inForce = "`" + strings.Join(p.Validation, "`, `") + "`"
+	}
+	_, err = fmt.Fprintf(f.IO.Out, "trusted %s's Validation Commands: %s\n", displayPath(path), inForce)
+	return true, err
 }

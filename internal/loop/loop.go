@@ -177,6 +177,12 @@ type runner struct {
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
 	treeSeen bool
+	// planGates are the plan's Validation Commands as its file said at
+	// the run's start, taskGates as it said when each task's first
+	// attempt of the run started: a change to them during a task is a
+	// guard finding (plangates.go).
+	planGates []string
+	taskGates map[string][]string
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -220,7 +226,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 			return rand.N(max)
 		}
 	}
-	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}}, nil
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{},
+		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
 }
 
 // Sleep waits d, or until ctx is done (its error); the default

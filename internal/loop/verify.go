@@ -87,6 +87,9 @@ func (r *runner) checksDiffs() bool {
 // is as the last iteration's look left it (seeTree), that look's tree is
 // the start: no second look.
 func (r *runner) markStart(ctx context.Context, t task.Task) {
+	if _, ok := r.taskGates[t.ID]; !ok {
+		r.taskGates[t.ID] = r.deps.Plan.Plan().Validation
+	}
 	if !r.checksDiffs() || r.st.Tasks[t.ID].StartTree != "" {
 		return
 	}
@@ -249,6 +252,7 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 		r.warn("tamper guard: %v", err)
 		return "", false
 	}
+	findings = append(r.planGatesChanged(tasks[0].ID), findings...)
 	blocking := guard.Blocking(findings)
 	ev.Blocking = len(blocking)
 	for _, f := range findings {
