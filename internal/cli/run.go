@@ -355,6 +355,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	deps.Trees = treesDep(pre.repo)
 	if deps.Trees != nil {
 		lopts.GuardConfigFiles = guardPaths(pre.repo.Dir(), lopts.GuardConfigFiles)
+		lopts.RepoDir = pre.repo.Dir()
 		lopts.OwnFiles = loopOwnFiles(pre.repo.Dir(), dir, opts.f.ralphFiles(cfg, dir))
 	}
 	if reviewer != nil {

@@ -176,7 +176,7 @@ func (c *checker) report(k candidate, removedTests map[string]bool) {
 	if r.rule == RuleSuppressionAdded {
 		subjects = suppressionCodes(r.re.FindString(l.text), l.text)
 	}
-	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: l.text, Why: r.why, Test: test}, subjects)
+	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Removed: l.op == '-', Text: l.text, Why: r.why, Test: test}, subjects)
 }
 
 // testAt names the test a changed line is in: a declaration on the line

@@ -87,6 +87,10 @@ type Options struct {
 	// the prompt files): a claim that changes them gets them put back
 	// as the task started (own.go).
 	OwnFiles []OwnFile
+	// RepoDir is the top of the repository the guard's findings name
+	// files in, where a strict guard's rejection puts the tamper back
+	// (tamper.go); empty: the tamper is not put back.
+	RepoDir string
 	// Review configures the reviewers (review.go).
 	Review ReviewOptions
 	// Sandbox is the sandbox the agents, reviewers and gates run in, as

@@ -279,6 +279,11 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 	c.errText = fmt.Sprintf("the tamper guard found %d change(s) that weaken the checks: %s", len(blocking), first)
 	c.output = "The tamper guard (guard = \"strict\") rejected the work. Undo these changes, or do the task without them:\n" +
 		guard.Report(blocking, 0)
+	if put := r.putBackTamper(ctx, cl, blocking); len(put) > 0 {
+		c.look = nil // settle looks again at the tree put back
+		c.output += "ralph put these back as they were when the task started (the rest of your work is as you left it): " +
+			strings.Join(put, ", ") + "\n"
+	}
 	return report, true
 }
 
