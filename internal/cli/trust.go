@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,10 +14,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/durable"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/serve"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/termtext"
 	"github.com/ralph-loop/ralph/internal/trust"
 )
 
@@ -181,18 +186,87 @@ func (f *Factory) approve(path string, data []byte) error {
 		f.approved.add(sum)
 		return nil
 	}
-	return &untrustedError{problem: untrustedProblem(path), shown: untrustedChange(path, data, last)}
+	head, body := untrustedChange(path, data, last)
+	return &untrustedError{problem: untrustedProblem(path), file: path, head: head, body: body}
 }
 
 // untrustedError is a project configuration file the user has not
 // approved at its content: what changed, then the problem.
 type untrustedError struct {
 	problem problem
-	shown   string
+	file    string
+	// head says what the user has not approved; body is the diff, whole,
+	// every control in it visible (termtext.Visible).
+	head, body string
+	// shown says where the diff was shown (showUntrusted); empty: it is
+	// part of the message.
+	shown string
 }
 
 func (e *untrustedError) Error() string {
-	return e.shown + e.problem.detail + "; " + e.problem.fix
+	if e.shown != "" {
+		return e.head + " (" + e.shown + ")\n" + e.problem.detail + "; " + e.problem.fix
+	}
+	return e.head + ":\n" + e.body + e.problem.detail + "; " + e.problem.fix
+}
+
+// showUntrusted shows the diff of an unapproved file whole, never cut:
+// through the pager when standard error is a terminal, else in a file
+// beside the trust store (a temporary one without a store), which the
+// message then names. Every control, bidi and zero-width character in it
+// is shown visibly, so that the user sees that the file holds them.
+func (f *Factory) showUntrusted(ctx context.Context, e *untrustedError) {
+	text := e.head + ":\n" + e.body
+	if tty, ok := f.IO.ErrOut.(*os.File); ok && term.IsTerminal(int(tty.Fd())) {
+		if err := f.page(ctx, text, tty); err == nil {
+			e.shown = "the diff is shown above"
+			return
+		}
+	}
+	if path, err := f.writeUntrusted(e, text); err == nil {
+		e.shown = "the whole diff is in " + path
+	}
+}
+
+// page runs the user's pager ($PAGER, else less) on text.
+func (f *Factory) page(ctx context.Context, text string, tty *os.File) error {
+	env := f.Environ()
+	argv := strings.Fields(getenv(env, "PAGER"))
+	if len(argv) == 0 {
+		argv = []string{"less"}
+	}
+	if getenv(env, "LESS") == "" {
+		env = append(env, "LESS=FX") // one screen is printed and left
+	}
+	path, err := proc.LookPath(argv[0], "", env)
+	if err != nil {
+		return err
+	}
+	return proc.RunOnTerminal(ctx, path, argv, env, strings.NewReader(text), tty)
+}
+
+// writeUntrusted writes text, the diff of e's file, to a file of the
+// user's alone and returns its path.
+func (f *Factory) writeUntrusted(e *untrustedError, text string) (string, error) {
+	if d := f.trustStore().Dir; d != "" {
+		dir := filepath.Join(filepath.Dir(d), "untrusted")
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			key, _ := trust.Key(e.file)
+			path := filepath.Join(dir, filepath.Base(e.file)+"-"+trust.Sum([]byte(key))[:8]+".diff")
+			if err := durable.WriteFile(path, []byte(text), 0o600); err == nil {
+				return path, nil
+			}
+		}
+	}
+	tmp, err := os.CreateTemp("", "ralph-untrusted-*.diff")
+	if err != nil {
+		return "", err
+	}
+	defer tmp.Close()
+	if _, err := tmp.WriteString(text); err != nil {
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 // untrustedProblem is the problem of path not approved at its content,
@@ -205,27 +279,19 @@ func untrustedProblem(path string) problem {
 		fix: fmt.Sprintf("read it, then run 'ralph trust %s' to approve it (or --trust, RALPH_TRUST=1: use it once, unrecorded)", name)}
 }
 
-// maxShownLines bounds the lines of a file, or of its diff, a refusal
-// shows.
-const maxShownLines = 200
-
-// untrustedChange shows what the user has not approved: the diff since
-// the last approval, or the whole file.
-func untrustedChange(path string, data []byte, last *trust.Record) string {
+// untrustedChange says what the user has not approved (head) and shows
+// it (body): the diff since the last approval, or the whole file, whole,
+// with every control visible.
+func untrustedChange(path string, data []byte, last *trust.Record) (head, body string) {
 	name := displayPath(path)
-	var head, body string
 	if last != nil {
-		head = fmt.Sprintf("%s changed since you trusted it (%s):\n", name, last.TrustedAt.Local().Format("2006-01-02 15:04"))
+		head = fmt.Sprintf("%s changed since you trusted it (%s)", name, last.TrustedAt.Local().Format("2006-01-02 15:04"))
 		body = trust.Diff(last.Content, string(data))
 	} else {
-		head = fmt.Sprintf("%s was never trusted; it says:\n", name)
+		head = fmt.Sprintf("%s was never trusted; it says", name)
 		body = trust.Diff("", string(data))
 	}
-	lines := strings.SplitAfter(body, "\n")
-	if len(lines) > maxShownLines {
-		lines = append(lines[:maxShownLines], fmt.Sprintf("... (%d more lines)\n", len(lines)-maxShownLines))
-	}
-	return head + strings.Join(lines, "")
+	return head, termtext.Visible(body)
 }
 
 // displayPath is path as the user would type it here: relative to the
