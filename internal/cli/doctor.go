@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/ui"
 	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
@@ -150,7 +151,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
-	} else if err := printDoctor(w, r); err != nil {
+	} else if err := printDoctor(ui.TextWriter{W: w}, r); err != nil { // a check quotes the plan, an agent's --version
 		return err
 	}
 	if !r.OK {

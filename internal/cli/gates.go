@@ -73,6 +73,9 @@ type runGates struct {
 	found []gate.Check
 	// reviewed: without gates, a reviewer checks each task.
 	reviewed bool
+	// validationNote says that the plan's file holds other Validation
+	// Commands than those in force (Factory.planGates).
+	validationNote string
 }
 
 // warning is what a run says once at its start about its gates; empty
@@ -102,6 +105,9 @@ func (g runGates) dryRun(w io.Writer) {
 				fmt.Fprintf(w, "  %s  (the plan's Validation Commands)\n", c)
 			}
 		}
+	}
+	if g.validationNote != "" {
+		fmt.Fprintf(w, "# %s\n", g.validationNote)
 	}
 	if len(g.configured) > 0 {
 		fmt.Fprintln(w, "# baseline: the [gates] commands run once on the starting tree before the first agent call; "+

@@ -272,7 +272,7 @@ func (v *logView) verdict(rec state.Record, found bool, res agent.Result) error 
 	if rec.Error != "" && rec.Error != res.ErrorText {
 		line += ": " + rec.Error
 	}
-	_, err := fmt.Fprintln(v.w, line)
+	_, err := fmt.Fprintln(v.w, ui.Text(line)) // a QUESTION's or a failure's text is the agent's
 	return err
 }
 

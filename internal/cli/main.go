@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/sandbox"
+	"github.com/ralph-loop/ralph/internal/termtext"
 )
 
 // Exit codes of DESIGN.md §2.
@@ -65,12 +66,17 @@ func Main(build BuildInfo) int {
 	f.Build = build.complete(debug.ReadBuildInfo)
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
+	if u, ok := isUntrusted(err); ok {
+		f.showUntrusted(context.Background(), u)
+	}
 	if err != nil && !errors.Is(err, errSilent) {
 		msg := redact.String(err.Error())
 		if hint := loop.ResourceHint(err); hint != "" && !strings.Contains(msg, hint) {
 			msg += "; " + hint
 		}
-		fmt.Fprintln(f.IO.ErrOut, "ralph:", msg)
+		// An error may quote what the agent wrote (a plan's line, a
+		// file's name): text, never commands.
+		fmt.Fprintln(f.IO.ErrOut, "ralph:", termtext.Text(msg))
 	}
 	return code
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/trust"
 )
 
 type planOptions struct {
@@ -167,7 +168,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 			for _, t := range p.Tasks {
 				fmt.Fprintf(w, "  %s  %s\n", t.ID, t.Title)
 			}
-			return nil
+			return planGatesPending(opts.f, w, path, out, p.Validation)
 		}
 		fmt.Fprintf(w, "  %d problems with %s:\n", len(problems), out)
 		for _, p := range problems {
@@ -370,4 +371,22 @@ func checkPlan(path, name, formatName string, doneBefore map[string]bool) []stri
 		}
 	}
 	return problems
+}
+
+// planGatesPending records that the plan the agent wrote at path has no
+// Validation Commands in force: the agent chose them, and they would run
+// as gates. The user puts them in force with the `ralph trust` it prints.
+func planGatesPending(f *Factory, w io.Writer, path, name string, cmds []string) error {
+	store := f.trustStore()
+	if store.Dir == "" {
+		return nil // no store, no record: the file's are in force (trust.Store.GatesInForce)
+	}
+	if _, err := store.SetPlanGates(path, nil, trust.ByPlan, time.Now()); err != nil {
+		return fmt.Errorf("recording %s's Validation Commands: %w", name, err)
+	}
+	if len(cmds) > 0 {
+		fmt.Fprintf(w, "  its Validation Commands (`%s`) run as gates once you approve them: ralph trust %s\n",
+			strings.Join(cmds, "`, `"), name)
+	}
+	return nil
 }

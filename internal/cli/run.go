@@ -279,8 +279,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		return err
 	}
 
-	gv := runGates{configured: cfg.Gates.Commands, validation: plan.Plan().Validation,
-		reviewed: reviewsTasks(cfg, plan.Plan().Validation)}
+	validation, validationNote, err := opts.f.planGates(plan.Plan())
+	if err != nil {
+		return err
+	}
+	gv := runGates{configured: cfg.Gates.Commands, validation: validation, validationNote: validationNote,
+		reviewed: reviewsTasks(cfg, validation)}
 	if len(cfg.Gates.Commands) == 0 {
 		// Only worth a look when the config names no gate.
 		gv.found = detectChecks(opts.f, dir)
@@ -340,11 +344,12 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
-	if len(cfg.Gates.Commands) > 0 || len(plan.Plan().Validation) > 0 {
-		// The project's gates, then the plan's own Validation Commands,
-		// read afresh each time (the plan may be edited during the run).
+	if len(cfg.Gates.Commands) > 0 || len(validation) > 0 {
+		// The project's gates, then the plan's Validation Commands in
+		// force, fixed for the run: what the agent writes in the plan is
+		// a guard finding, not a gate.
 		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
-			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation },
+			Env: opts.f.Environ(), TaskCommands: func(string) []string { return validation },
 			Sandbox: sb.gates()}}
 	}
 	deps.Repo = pre.repoDep()
@@ -352,6 +357,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	deps.Trees = treesDep(pre.repo)
 	if deps.Trees != nil {
 		lopts.GuardConfigFiles = guardPaths(pre.repo.Dir(), lopts.GuardConfigFiles)
+		lopts.RepoDir = pre.repo.Dir()
 		lopts.OwnFiles = loopOwnFiles(pre.repo.Dir(), dir, opts.f.ralphFiles(cfg, dir))
 	}
 	if reviewer != nil {
@@ -404,6 +410,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	if offline != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
+	}
+	if gv.validationNote != "" {
+		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: gv.validationNote})
 	}
 	var wb *writeBack
 	if gh != nil {

@@ -2,19 +2,26 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/durable"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/serve"
+	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/termtext"
 	"github.com/ralph-loop/ralph/internal/trust"
 )
 
@@ -43,6 +50,11 @@ GitHub API host it sends your token to. The agent it runs can write the
 project, ralph.toml included. So ralph obeys a project's ralph.toml (or a
 --config FILE) only at content you approved: after any change, a run
 shows what changed and stops (exit 1) until you run ralph trust.
+
+A plan is a configuration too: its Validation Commands run as gates. ralph
+trust PLAN records the plan's Validation Commands as the ones in force: a
+run uses those recorded (the file's when ralph first reads the plan, none
+for one ralph plan's agent wrote), whatever the agent writes in the plan.
 
 FILE defaults to the --config file, else ralph.toml in the project. The
 approval is kept outside the project, in $XDG_STATE_HOME/ralph/trust/
@@ -92,12 +104,16 @@ func runTrust(opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
+	linked := false
 	if dir, derr := opts.f.ProjectDir(); derr == nil {
 		if target := planLinkOut(dir, path); target != "" {
 			// A plan linked out of the project: what is approved is where
 			// it leads (approvePlanLink).
-			data = linkContent(target)
+			data, linked = linkContent(target), true
 		}
+	}
+	if isPlan, err := opts.f.trustPlan(path); err != nil || (isPlan && !linked) {
+		return err
 	}
 	rec, err := opts.f.trustStore().Approve(path, data, time.Now())
 	if err != nil {
@@ -170,18 +186,87 @@ func (f *Factory) approve(path string, data []byte) error {
 		f.approved.add(sum)
 		return nil
 	}
-	return &untrustedError{problem: untrustedProblem(path), shown: untrustedChange(path, data, last)}
+	head, body := untrustedChange(path, data, last)
+	return &untrustedError{problem: untrustedProblem(path), file: path, head: head, body: body}
 }
 
 // untrustedError is a project configuration file the user has not
 // approved at its content: what changed, then the problem.
 type untrustedError struct {
 	problem problem
-	shown   string
+	file    string
+	// head says what the user has not approved; body is the diff, whole,
+	// every control in it visible (termtext.Visible).
+	head, body string
+	// shown says where the diff was shown (showUntrusted); empty: it is
+	// part of the message.
+	shown string
 }
 
 func (e *untrustedError) Error() string {
-	return e.shown + e.problem.detail + "; " + e.problem.fix
+	if e.shown != "" {
+		return e.head + " (" + e.shown + ")\n" + e.problem.detail + "; " + e.problem.fix
+	}
+	return e.head + ":\n" + e.body + e.problem.detail + "; " + e.problem.fix
+}
+
+// showUntrusted shows the diff of an unapproved file whole, never cut:
+// through the pager when standard error is a terminal, else in a file
+// beside the trust store (a temporary one without a store), which the
+// message then names. Every control, bidi and zero-width character in it
+// is shown visibly, so that the user sees that the file holds them.
+func (f *Factory) showUntrusted(ctx context.Context, e *untrustedError) {
+	text := e.head + ":\n" + e.body
+	if tty, ok := f.IO.ErrOut.(*os.File); ok && term.IsTerminal(int(tty.Fd())) {
+		if err := f.page(ctx, text, tty); err == nil {
+			e.shown = "the diff is shown above"
+			return
+		}
+	}
+	if path, err := f.writeUntrusted(e, text); err == nil {
+		e.shown = "the whole diff is in " + path
+	}
+}
+
+// page runs the user's pager ($PAGER, else less) on text.
+func (f *Factory) page(ctx context.Context, text string, tty *os.File) error {
+	env := f.Environ()
+	argv := strings.Fields(getenv(env, "PAGER"))
+	if len(argv) == 0 {
+		argv = []string{"less"}
+	}
+	if getenv(env, "LESS") == "" {
+		env = append(env, "LESS=FX") // one screen is printed and left
+	}
+	path, err := proc.LookPath(argv[0], "", env)
+	if err != nil {
+		return err
+	}
+	return proc.RunOnTerminal(ctx, path, argv, env, strings.NewReader(text), tty)
+}
+
+// writeUntrusted writes text, the diff of e's file, to a file of the
+// user's alone and returns its path.
+func (f *Factory) writeUntrusted(e *untrustedError, text string) (string, error) {
+	if d := f.trustStore().Dir; d != "" {
+		dir := filepath.Join(filepath.Dir(d), "untrusted")
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			key, _ := trust.Key(e.file)
+			path := filepath.Join(dir, filepath.Base(e.file)+"-"+trust.Sum([]byte(key))[:8]+".diff")
+			if err := durable.WriteFile(path, []byte(text), 0o600); err == nil {
+				return path, nil
+			}
+		}
+	}
+	tmp, err := os.CreateTemp("", "ralph-untrusted-*.diff")
+	if err != nil {
+		return "", err
+	}
+	defer tmp.Close()
+	if _, err := tmp.WriteString(text); err != nil {
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 // untrustedProblem is the problem of path not approved at its content,
@@ -194,27 +279,19 @@ func untrustedProblem(path string) problem {
 		fix: fmt.Sprintf("read it, then run 'ralph trust %s' to approve it (or --trust, RALPH_TRUST=1: use it once, unrecorded)", name)}
 }
 
-// maxShownLines bounds the lines of a file, or of its diff, a refusal
-// shows.
-const maxShownLines = 200
-
-// untrustedChange shows what the user has not approved: the diff since
-// the last approval, or the whole file.
-func untrustedChange(path string, data []byte, last *trust.Record) string {
+// untrustedChange says what the user has not approved (head) and shows
+// it (body): the diff since the last approval, or the whole file, whole,
+// with every control visible.
+func untrustedChange(path string, data []byte, last *trust.Record) (head, body string) {
 	name := displayPath(path)
-	var head, body string
 	if last != nil {
-		head = fmt.Sprintf("%s changed since you trusted it (%s):\n", name, last.TrustedAt.Local().Format("2006-01-02 15:04"))
+		head = fmt.Sprintf("%s changed since you trusted it (%s)", name, last.TrustedAt.Local().Format("2006-01-02 15:04"))
 		body = trust.Diff(last.Content, string(data))
 	} else {
-		head = fmt.Sprintf("%s was never trusted; it says:\n", name)
+		head = fmt.Sprintf("%s was never trusted; it says", name)
 		body = trust.Diff("", string(data))
 	}
-	lines := strings.SplitAfter(body, "\n")
-	if len(lines) > maxShownLines {
-		lines = append(lines[:maxShownLines], fmt.Sprintf("... (%d more lines)\n", len(lines)-maxShownLines))
-	}
-	return head + strings.Join(lines, "")
+	return head, termtext.Visible(body)
 }
 
 // displayPath is path as the user would type it here: relative to the
@@ -258,4 +335,51 @@ func (f *Factory) loadConfig(dir string, approve func(string, []byte) error) (co
 		opts.ProjectFileRequired = true
 	}
 	return config.Load(opts)
+}
+
+// planGates are the plan's Validation Commands in force for this run
+// (trust.Store.GatesInForce): fixed at its start, whatever the agent
+// writes in the plan; --trust uses the file's, unrecorded. The warning,
+// when not empty, says that the file's differ from them.
+func (f *Factory) planGates(p *task.Plan) (cmds []string, warning string, err error) {
+	if p.Path == "" || f.vouched() {
+		return p.Validation, "", nil
+	}
+	cmds, rec, err := f.trustStore().GatesInForce(p.Path, p.Validation, time.Now())
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the trust store: %w", err)
+	}
+	if rec == nil || slices.Equal(cmds, p.Validation) {
+		return cmds, "", nil
+	}
+	name := displayPath(p.Path)
+	inForce := "none"
+	if len(cmds) > 0 {
+		inForce = "`" + strings.Join(cmds, "`, `") + "`"
+	}
+	return cmds, fmt.Sprintf("%s's Validation Commands are not the ones in force (%s, recorded by %s on %s): "+
+		"the run checks tasks with those; read the file's, then run 'ralph trust %s' to put them in force",
+		name, inForce, rec.By, rec.RecordedAt.Local().Format("2006-01-02 15:04"), name), nil
+}
+
+// trustPlan records the Validation Commands of the plan at path as the
+// ones in force; false when path is not a plan (a configuration file).
+func (f *Factory) trustPlan(path string) (bool, error) {
+	if filepath.Ext(path) == ".toml" {
+		return false, nil
+	}
+	pf, err := task.Load(path)
+	if err != nil {
+		return false, nil //nolint:nilerr // not a plan: approved as a configuration file
+	}
+	p := pf.Plan()
+	if _, err := f.trustStore().SetPlanGates(path, p.Validation, trust.ByTrust, time.Now()); err != nil {
+		return true, fmt.Errorf("trust %s: %w", path, err)
+	}
+	inForce := "none"
+	if len(p.Validation) > 0 {
+		inForce = "`" + strings.Join(p.Validation, "`, `") + "`"
+	}
+	_, err = fmt.Fprintf(f.IO.Out, "trusted %s's Validation Commands: %s\n", displayPath(path), inForce)
+	return true, err
 }

@@ -43,7 +43,7 @@ func (c *checker) checkChanged(f *fileDiff) {
 				}
 				if !done[i] {
 					done[i] = true
-					c.add(Finding{Rule: r.rule, File: f.pathOn(s), Line: lineNo(l), Text: bound(string(l.op) + strings.TrimSpace(l.text)), Why: r.why}, []string{f.pathOn(s), baseName(f.pathOn(s)), stem(f.pathOn(s)), r.tool, what})
+					c.add(Finding{Rule: r.rule, File: f.pathOn(s), Line: lineNo(l), Removed: l.op == '-', Text: bound(string(l.op) + strings.TrimSpace(l.text)), Why: r.why}, []string{f.pathOn(s), baseName(f.pathOn(s)), stem(f.pathOn(s)), r.tool, what})
 				}
 				break
 			}
@@ -69,7 +69,7 @@ func (c *checker) changedWhole(f *fileDiff, r row) {
 				continue
 			}
 			p := f.pathOn(side(l.op))
-			c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: bound(string(l.op) + strings.TrimSpace(l.text)), Why: r.why}, subjects(p))
+			c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Removed: l.op == '-', Text: bound(string(l.op) + strings.TrimSpace(l.text)), Why: r.why}, subjects(p))
 			break
 		}
 	}

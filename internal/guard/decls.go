@@ -136,7 +136,7 @@ func (c *checker) checkDecls(gone []bool) map[int]map[string]bool {
 					if name == "" {
 						why += " (its function is no longer a test)"
 					}
-					c.add(Finding{Rule: r.rule, File: f.oldPath, Line: l.old, Text: bound(strings.TrimSpace(l.text)), Why: why, Test: name}, append([]string{name, f.oldPath, baseName(f.oldPath)}, together...))
+					c.add(Finding{Rule: r.rule, File: f.oldPath, Line: l.old, Removed: true, Text: bound(strings.TrimSpace(l.text)), Why: why, Test: name}, append([]string{name, f.oldPath, baseName(f.oldPath)}, together...))
 					if removed[fi] == nil {
 						removed[fi] = map[string]bool{}
 					}

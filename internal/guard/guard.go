@@ -65,6 +65,9 @@ type Finding struct {
 	// an addition; 0 for a finding about the whole file (deleted, renamed,
 	// binary, mode change).
 	Line int
+	// Removed says that Line is a line of the old file, which the change
+	// removed (else it is one the change added).
+	Removed bool
 	// Text is the line as the diff shows it (trimmed, bounded); for
 	// config-like rules it starts with "+" or "-", for whole-file findings
 	// it says what happened to the file.

@@ -214,7 +214,7 @@ func (c *checker) report(k candidate, removedTests map[string]bool) {
 			why += "; in its place: " + bound(noop)
 		}
 	}
-	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Text: l.text, Why: why, Test: test}, subjects)
+	c.add(Finding{Rule: r.rule, File: p, Line: lineNo(l), Removed: l.op == '-', Text: l.text, Why: why, Test: test}, subjects)
 }
 
 // testAt names the test a changed line is in: a declaration on the line

@@ -90,6 +90,10 @@ type Options struct {
 	// the prompt files): a claim that changes them gets them put back
 	// as the task started (own.go).
 	OwnFiles []OwnFile
+	// RepoDir is the top of the repository the guard's findings name
+	// files in, where a strict guard's rejection puts the tamper back
+	// (tamper.go); empty: the tamper is not put back.
+	RepoDir string
 	// Review configures the reviewers (review.go).
 	Review ReviewOptions
 	// Sandbox is the sandbox the agents, reviewers and gates run in, as
@@ -190,6 +194,12 @@ type runner struct {
 	// as the last iteration left it (commit.go). Waits and pauses clear
 	// it: what the user changes meanwhile is not the agent's work.
 	treeSeen bool
+	// planGates are the plan's Validation Commands as its file said at
+	// the run's start, taskGates as it said when each task's first
+	// attempt of the run started: a change to them during a task is a
+	// guard finding (plangates.go).
+	planGates []string
+	taskGates map[string][]string
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -233,7 +243,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 			return rand.N(max)
 		}
 	}
-	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}}, nil
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{},
+		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
 }
 
 // Sleep waits d, or until ctx is done (its error); the default

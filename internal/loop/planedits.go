@@ -25,6 +25,9 @@ func (r *runner) takePlanEdits(t task.Task) (task.Task, bool, bool) {
 		return t, false, false
 	}
 	r.warn("%s", describeEdits(r.deps.Plan.Plan().Path, e))
+	if msg := r.planGatesEdited(); msg != "" {
+		r.warn("%s", msg)
+	}
 	if id, ok := e.Moved[t.ID]; ok {
 		if nt, ok := r.deps.Plan.Plan().Task(id); ok {
 			t = nt

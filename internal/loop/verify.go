@@ -87,6 +87,9 @@ func (r *runner) checksDiffs() bool {
 // is as the last iteration's look left it (seeTree), that look's tree is
 // the start: no second look.
 func (r *runner) markStart(ctx context.Context, t task.Task) {
+	if _, ok := r.taskGates[t.ID]; !ok {
+		r.taskGates[t.ID] = r.deps.Plan.Plan().Validation
+	}
 	if !r.checksDiffs() || r.st.Tasks[t.ID].StartTree != "" {
 		return
 	}
@@ -249,6 +252,7 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 		r.warn("tamper guard: %v", err)
 		return "", false
 	}
+	findings = append(r.planGatesChanged(tasks[0].ID), findings...)
 	blocking := guard.Blocking(findings)
 	ev.Blocking = len(blocking)
 	for _, f := range findings {
@@ -275,6 +279,11 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 	c.errText = fmt.Sprintf("the tamper guard found %d change(s) that weaken the checks: %s", len(blocking), first)
 	c.output = "The tamper guard (guard = \"strict\") rejected the work. Undo these changes, or do the task without them:\n" +
 		guard.Report(blocking, 0)
+	if put := r.putBackTamper(ctx, cl, blocking); len(put) > 0 {
+		c.look = nil // settle looks again at the tree put back
+		c.output += "ralph put these back as they were when the task started (the rest of your work is as you left it): " +
+			strings.Join(put, ", ") + "\n"
+	}
 	return report, true
 }
 

@@ -10,6 +10,9 @@
 // the SHA-256 of the content approved, when, and the content itself, so
 // that a refusal can show what changed since.
 //
+// Beside the approvals it keeps the Validation Commands in force for each
+// plan (gates.go), which run as gates and which the agent can edit.
+//
 // It reads and writes its own store only: callers pass the content of the
 // files they vouch for, and decide which files need trust.
 package trust
@@ -79,21 +82,46 @@ func (s Store) Lookup(path string) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, err
 	}
-	b, err := os.ReadFile(s.file(key))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, false, nil
-	}
-	if err != nil {
+	var r Record
+	found, err := s.read(s.file(key), &r)
+	if err != nil || !found || r.Path != key { // another path's, by a hash collision of names
 		return Record{}, false, err
 	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return Record{}, false, fmt.Errorf("%s: %w", s.file(key), err)
-	}
-	if r.Path != key {
-		return Record{}, false, nil // another path's, by a hash collision of names
-	}
 	return r, true, nil
+}
+
+// read decodes the JSON file name into v; false when there is none.
+func (s Store) read(name string, v any) (bool, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("%s: %w", name, err)
+	}
+	return true, nil
+}
+
+// write records v as the JSON file name, the store's directory made
+// first; both are the user's alone, whatever the umask.
+func (s Store) write(name string, v any) error {
+	if s.Dir == "" {
+		return errors.New("no place for the trust store: set XDG_STATE_HOME or HOME")
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.Dir, 0o700); err != nil {
+		return err
+	}
+	return durable.WriteFile(name, append(b, '\n'), 0o600)
 }
 
 // Trusted reports whether path is approved at content, and the approval
@@ -111,20 +139,10 @@ func (s Store) Trusted(path string, content []byte) (ok bool, last *Record, err 
 
 // Approve records that path is trusted at content.
 func (s Store) Approve(path string, content []byte, now time.Time) (Record, error) {
-	if s.Dir == "" {
-		return Record{}, errors.New("no place for the trust store: set XDG_STATE_HOME or HOME")
-	}
 	key, err := Key(path)
 	if err != nil {
 		return Record{}, err
 	}
 	r := Record{Path: key, SHA256: Sum(content), TrustedAt: now.UTC().Truncate(time.Second), Content: string(content)}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return Record{}, err
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return Record{}, err
-	}
-	return r, durable.WriteFile(s.file(key), append(b, '\n'), 0o600)
+	return r, s.write(s.file(key), r)
 }
