@@ -41,7 +41,7 @@ type runView struct {
 	// sandbox; notifyBox the sandbox of notify.sandbox's command.
 	programs  *proc.Outside
 	notifyBox proc.Wrapper
-	log     *slog.Logger
+	log       *slog.Logger
 }
 
 // newRenderer picks how a run is shown: JSON lines with --json, plain
