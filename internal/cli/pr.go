@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/tracker"
@@ -71,10 +72,19 @@ func runPR(ctx context.Context, opts *prOptions) error {
 	if opts.Plan != "" {
 		cfg.Tasks = opts.Plan
 	}
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
 		return err
 	}
+	// The pre-push hook runs in the sandbox: it may run code the agent
+	// wrote.
+	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
+	if err != nil {
+		return err
+	}
+	defer sb.close()
+	defer sb.closeHomes()
 	store, err := state.Open(dir)
 	if err != nil {
 		return err
@@ -91,7 +101,7 @@ func runPR(ctx context.Context, opts *prOptions) error {
 		}).reconcile(plan.Plan())
 		prs = gh
 	}
-	res, err := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs)
+	res, err := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs, sb.gates())
 	if err != nil {
 		return err
 	}
@@ -135,15 +145,17 @@ var remoteRepo = regexp.MustCompile(`^(?:[a-z+]+://[^/]+/|[^@/]+@[^:]+:)([^/]+)/
 
 // publishPR pushes the current branch and opens or updates its pull
 // request. prs is the tracker to use; nil connects to the GitHub
-// repository prRepo names. Nothing is opened when the push fails.
+// repository prRepo names. The user's pre-push hook runs in hooks, the
+// run's sandbox (nil: none). Nothing is opened when the push fails.
 func publishPR(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.Plan, store *state.Store,
-	prs tracker.PullRequests) (tracker.PullResult, error) {
+	prs tracker.PullRequests, hooks proc.Wrapper) (tracker.PullResult, error) {
 	git, err := vcs.Open(ctx, dir, f.Environ())
 	if err != nil {
 		return tracker.PullResult{}, fmt.Errorf("%s; run `git init` and commit the work first "+
 			"(--allow-no-repo lets `ralph run` work without a repository, not a pull request)",
 			noRepoMessage(err, "a pull request needs a git repository"))
 	}
+	git.Hooks = hooks
 	branch, err := git.Branch(ctx)
 	if err != nil {
 		return tracker.PullResult{}, err
@@ -265,10 +277,19 @@ func prFeedback(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	git, err := vcs.Open(ctx, dir, opts.f.Environ())
 	if err != nil {
 		return fmt.Errorf("--pr-feedback needs a git repository: %w", err)
 	}
+	// Each round's push runs the pre-push hook in the sandbox.
+	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
+	if err != nil {
+		return err
+	}
+	defer sb.close()
+	defer sb.closeHomes()
+	git.Hooks = sb.gates()
 	repo, err := prRepo(ctx, cfg, git)
 	if err != nil {
 		return err

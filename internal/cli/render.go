@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/notify"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -36,14 +37,18 @@ type runView struct {
 	// pageURL is where a question can be answered (ralph serve's page).
 	notify  config.Notify
 	pageURL func() string
-	log     *slog.Logger
+	// programs is the run's lookup of the programs it starts outside the
+	// sandbox; notifyBox the sandbox of notify.sandbox's command.
+	programs  *proc.Outside
+	notifyBox proc.Wrapper
+	log       *slog.Logger
 }
 
 // newRenderer picks how a run is shown: JSON lines with --json, plain
 // lines with --no-tui or without a terminal, the TUI otherwise.
 func newRenderer(f *Factory, noTUI, jsonOut bool, v runView) (ui.Renderer, error) {
 	r := screenRenderer(f, noTUI, jsonOut, v)
-	nopts := notify.Options{Dir: v.dir, Environ: f.Environ(), Log: v.log, PageURL: v.pageURL,
+	nopts := notify.Options{Dir: v.dir, Environ: f.Environ(), Programs: v.programs, Sandbox: v.notifyBox, Log: v.log, PageURL: v.pageURL,
 		Warn: func(msg string) { r.Handle(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg}) }}
 	if v.steer != nil {
 		// A reply to the question's Telegram message answers it.

@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/price"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
@@ -226,6 +227,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	// Before any program is looked for: git, bwrap, gh, sh.
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	if opts.budgetLeft > 0 {
 		cfg.Budget = opts.budgetLeft
 	}
@@ -338,6 +341,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
 		g.Hooks = sb.gates()
+		lopts.Sandbox.Hooks = g.HookUse(ctx, g.Hooks != nil, cfg.GitHub.PR)
 	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
@@ -380,7 +384,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	defer closeChannel()
 	screen, err := chooseRenderer(opts, runView{dir: dir, plan: plan.Plan(), agent: ag.Name(), model: cfg.Model,
 		failed: failedIn(store), newDecoder: ag.NewDecoder, stop: stop, steer: steer, notify: cfg.Notify, log: logger,
-		pageURL: pageURL})
+		pageURL: pageURL, programs: proc.OutsideOf(ctx), notifyBox: sb.notify(cfg.Notify.Env)})
 	if err != nil {
 		return err
 	}
@@ -443,7 +447,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		if gh != nil {
 			prs = gh
 		}
-		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs)
+		res, perr := publishPR(ctx, opts.f, dir, cfg, plan.Plan(), store, prs, sb.gates())
 		if perr != nil {
 			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: "pull request: " + perr.Error()})
 			err = cmp.Or(err, perr)

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/notify"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/serve"
@@ -112,6 +113,23 @@ func (f *Factory) sandboxPolicy(ctx context.Context, cfg config.Config, dir stri
 	}
 }
 
+// withPrograms returns ctx carrying the run's lookup of the programs
+// ralph starts outside the sandbox (proc.Outside), made for a run in dir
+// unless ctx has one already (a --worker's, whose task runs are its own):
+// PATH without the places the agent can write, the project and the
+// repository that holds it, the git directory, the worktrees and
+// sandbox.allow-write. It is made before any git, bwrap or gh is looked
+// for, and they all are through it.
+func (f *Factory) withPrograms(ctx context.Context, cfg config.Config, dir string) context.Context {
+	if proc.OutsideOf(ctx) != nil {
+		return ctx
+	}
+	env := f.Environ()
+	p := sandbox.Policy{Project: dir, Worktrees: filepath.Join(dir, state.Dir, state.WorktreesDir), GitDir: vcs.CommonDir(dir),
+		Writable: cfg.Sandbox.AllowWrite}
+	return proc.WithOutside(ctx, proc.NewOutside(env, append(p.Writes(env), vcs.Top(dir))))
+}
+
 // ralphFiles are the files ralph reads for itself, read-only to every
 // child, so that what takes effect at the next run is what the user
 // wrote: the project's ralph.toml (an absent one cannot be bound; the
@@ -160,6 +178,16 @@ func (s runSandbox) agent(name string) *sandbox.Box {
 		writable = spec.ConfigDirs
 	}
 	return s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+}
+
+// notify is the sandbox notify.sandbox's command runs in: the run's,
+// with only env's variables (notify.env) and the event's; nil without a
+// sandbox.
+func (s runSandbox) notify(env []string) proc.Wrapper {
+	if s.choice.Box == nil {
+		return nil
+	}
+	return s.choice.Box.Only(env).Passing(notify.EventVars())
 }
 
 // gates is the sandbox of the quality gates; nil without one.

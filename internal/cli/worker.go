@@ -31,6 +31,9 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	// One lookup of ralph's own programs for the worker and its task
+	// runs, whose worktrees are in the clone.
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	switch {
 	case opts.Task != "":
 		return usageError(errors.New("--worker claims its own tasks: drop --task, or drop --worker to run one task"))

@@ -248,8 +248,14 @@ type Notify struct {
 	WebhookURL     string   `toml:"webhook-url"`
 	WebhookHeaders []string `toml:"webhook-headers"`
 	// Command is a shell command run for each event, with the event in
-	// RALPH_EVENT, RALPH_MESSAGE and RALPH_EVENT_JSON.
+	// RALPH_EVENT, RALPH_MESSAGE and RALPH_EVENT_JSON: outside the
+	// sandbox, where no file it names may be one the agent can write, or
+	// in it (Sandbox), with only Env's variables.
 	Command string `toml:"command"`
+	// Sandbox runs Command in the run's sandbox; Env names the variables
+	// of ralph's environment it gets there (NAME* is a prefix).
+	Sandbox bool     `toml:"sandbox"`
+	Env     []string `toml:"env"`
 }
 
 // NotifyEvents are the milestones [notify] can announce.

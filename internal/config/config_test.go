@@ -99,6 +99,8 @@ var layerValues = map[string][3]string{
 	"notify.webhook-url":      {"https://w.example/1", "https://w.example/2", "https://w.example/3"},
 	"notify.webhook-headers":  {"A: 1", "B: 2,C: 3", "D: 4"},
 	"notify.command":          {"echo 1", "echo 2", "echo 3"},
+	"notify.sandbox":          {"true", "false", "true"},
+	"notify.env":              {"A", "B,C*", "D"},
 
 	"github.label":     {"l1", "l2", "l3"},
 	"github.milestone": {"m1", "2", "*"},

@@ -361,7 +361,11 @@ func notifyFields() []field {
 				return ""
 			}},
 		{key: "notify.command", ptr: func(c *Config) any { return &c.Notify.Command },
-			doc: "[notify] shell command run for each event ($RALPH_EVENT, $RALPH_MESSAGE, $RALPH_EVENT_JSON)"},
+			doc: "[notify] shell command run for each event ($RALPH_EVENT, $RALPH_MESSAGE, $RALPH_EVENT_JSON), outside the sandbox and the project; a file it names that the agent can write is refused (see notify.sandbox)"},
+		{key: "notify.sandbox", ptr: func(c *Config) any { return &c.Notify.Sandbox },
+			doc: "[notify] run notify.command in the run's sandbox, in the project, with only notify.env's variables (for a command that runs a script of the project)"},
+		{key: "notify.env", ptr: func(c *Config) any { return &c.Notify.Env },
+			doc: "[notify] with notify.sandbox, the variables of ralph's environment the command gets (NAME* is a prefix), besides PATH, HOME, locale and the RALPH_ event variables"},
 	}
 }
 

@@ -581,7 +581,11 @@ func (r *runner) sandboxNote() string {
 	if r.opts.Sandbox == nil {
 		return ""
 	}
-	return ", sandbox " + r.opts.Sandbox.Kind
+	note := ", sandbox " + r.opts.Sandbox.Kind
+	if h := r.opts.Sandbox.Hooks; h != "" {
+		note += ", " + h
+	}
+	return note
 }
 
 // onlyLeft decides how a --task run with nothing to pick ends: its task

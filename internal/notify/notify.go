@@ -25,6 +25,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
@@ -52,9 +53,16 @@ type Event struct {
 type Options struct {
 	// Project names the project in messages (the directory's base name).
 	Project string
-	// Dir and Environ are where and with what the command target runs.
+	// Dir is the project's directory, Environ ralph's environment, from
+	// which the command target's is made.
 	Dir     string
 	Environ []string
+	// Programs is the run's lookup of the programs ralph starts outside
+	// the sandbox, whose PATH the command runs with; nil: one made for
+	// Dir. Sandbox is the run's sandbox, letting in only notify.env's
+	// variables and the event's, for notify.sandbox; nil for none.
+	Programs *proc.Outside
+	Sandbox  proc.Wrapper
 	// Log receives delivery failures (with secrets redacted); nil: none.
 	Log *slog.Logger
 	// Warn, when set, is told of a notification that could not be
@@ -178,7 +186,11 @@ func targets(cfg config.Notify, opts Options) ([]target, []string, error) {
 		secrets = append(secrets, u)
 	}
 	if c := cfg.Command; c != "" {
-		ts = append(ts, command{cmd: c, dir: opts.Dir, env: opts.Environ})
+		cmd, err := newCommand(cfg, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		ts = append(ts, cmd)
 		// A command may hold a token (curl -H ...): failures name it not.
 		secrets = append(secrets, c)
 	}

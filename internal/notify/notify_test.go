@@ -158,9 +158,9 @@ var allEvents = []string{"started", "task_done", "task_failed", "waiting_for_lim
 func TestEachEventDeliveredOnceToEveryTarget(t *testing.T) {
 	t.Parallel()
 	s := newSink(t)
-	dir := t.TempDir()
+	dir, out := t.TempDir(), t.TempDir()
 	cfg := s.config()
-	cfg.Command = "echo $RALPH_EVENT >> events.txt"
+	cfg.Command = "echo $RALPH_EVENT >> " + filepath.Join(out, "events.txt")
 	n, err := New(cfg, Options{Dir: dir, Environ: os.Environ(), Backoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestEachEventDeliveredOnceToEveryTarget(t *testing.T) {
 	if diff := cmp.Diff(want, s.events()); diff != "" {
 		t.Errorf("deliveries (-want +got):\n%s", diff)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "events.txt"))
+	b, err := os.ReadFile(filepath.Join(out, "events.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

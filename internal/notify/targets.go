@@ -10,10 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 	"unicode/utf8"
-
-	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // httpTarget posts requests.
@@ -181,42 +178,6 @@ func (webhook) name() string { return "webhook" }
 func (w webhook) send(ctx context.Context, e Event) error {
 	_, err := w.post(ctx, w.url, "application/json", payload(e), w.header)
 	return err
-}
-
-// command runs a shell command with the event in its environment, through
-// proc like every child ralph starts.
-type command struct {
-	cmd, dir string
-	env      []string
-}
-
-func (command) name() string { return "command" }
-func (c command) send(ctx context.Context, e Event) error {
-	task := ""
-	if e.Task != nil {
-		task = e.Task.ID
-	}
-	env := append(append([]string(nil), c.env...),
-		"RALPH_EVENT="+e.Event, "RALPH_MESSAGE="+e.Text, "RALPH_EVENT_JSON="+string(payload(e)),
-		"RALPH_TASK_ID="+task, "RALPH_RUN_ID="+e.RunID, "RALPH_PROJECT="+e.Project)
-	out := proc.NewTail(1 << 10)
-	// The delivery's timeout is ctx's: when it expires the command's group
-	// is killed at once.
-	res, err := proc.Run(ctx, proc.Cmd{
-		Argv: []string{"sh", "-c", c.cmd}, Dir: c.dir, Env: env,
-		Stdout: out, Stderr: out,
-	})
-	if err != nil {
-		return fmt.Errorf("`%s`: %w", c.cmd, err)
-	}
-	took := res.Duration.Round(time.Millisecond)
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return errors.New(oneLine(fmt.Sprintf("`%s` timed out after %s: %s", c.cmd, took, out), 300))
-	case res.ExitCode != 0:
-		return errors.New(oneLine(fmt.Sprintf("`%s` exited %d after %s: %s", c.cmd, res.ExitCode, took, out), 300))
-	}
-	return nil
 }
 
 // cut shortens s to at most n runes.

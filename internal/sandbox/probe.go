@@ -88,14 +88,21 @@ func Choose(ctx context.Context, mode string, p Policy, env []string) (Choice, e
 }
 
 // Open finds the sandbox program of kind and probes it with policy p: it
-// runs `true` inside a Box, as every child would be run. The error is an
-// *Error that names the reason and the fix.
+// runs `true` inside a Box, as every child would be run. The program is
+// found as every program ralph runs outside the sandbox is, by the run's
+// lookup (proc.Outside): a bwrap the agent wrote in the project, first
+// on PATH, would run its children unconfined. The error is an *Error that
+// names the reason and the fix.
 func Open(ctx context.Context, kind string, p Policy, env []string) (*Box, error) {
 	prog := "bwrap"
 	if kind == KindSandboxExec {
 		prog = "/usr/bin/sandbox-exec"
 	}
-	exe, err := proc.LookPath(prog, "", env)
+	exe, err := proc.OutsideFrom(ctx, env, p.Writes(env)...).LookPath(prog)
+	var held *proc.HeldError
+	if errors.As(err, &held) {
+		return nil, &Error{Kind: kind, Reason: err.Error(), Fix: "install it outside the project, or run with --sandbox none"}
+	}
 	if err != nil {
 		return nil, missing(kind)
 	}

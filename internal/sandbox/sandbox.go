@@ -84,6 +84,21 @@ type Policy struct {
 	Egress *Egress
 }
 
+// Writes are the places a child may write, as paths (env giving ~ and
+// $VAR their values; those not set left out): the project, the
+// worktrees, the git directory and the Writable paths. What ralph runs
+// outside the sandbox is never found there (proc.Outside).
+func (p Policy) Writes(env []string) []string {
+	b := Box{env: env}
+	var out []string
+	for _, w := range slices.Concat([]string{p.Project, p.Worktrees, p.GitDir}, p.Writable) {
+		if e := b.expand(w, p.Project); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // The values of Policy.Network.
 const (
 	NetworkOpen  = "open"
@@ -208,6 +223,17 @@ func (b *Box) With(writable, env []string) *Box {
 	c := *b
 	c.policy.Writable = slices.Concat(b.policy.Writable, writable)
 	c.policy.Env = slices.Concat(b.policy.Env, env)
+	return &c
+}
+
+// Only returns the box letting in, besides BaseEnv, the variables env
+// names and no other of its policy's (sandbox.env, an agent's keys): for
+// a child that is the user's, not the agent's (notify.sandbox's command,
+// with notify.env).
+func (b *Box) Only(env []string) *Box {
+	c := *b
+	c.policy.Env = slices.Clone(env)
+	c.pass = nil
 	return &c
 }
 

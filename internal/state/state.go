@@ -199,6 +199,9 @@ type Sandbox struct {
 	Kind string `json:"kind"`
 	// Warning says why a run that asked for auto runs without one.
 	Warning string `json:"warning,omitempty"`
+	// Hooks says which of the user's git hooks the run runs, and where;
+	// empty when the repository has none.
+	Hooks string `json:"hooks,omitempty"`
 }
 
 // String says which sandbox is in force, and why none when auto found

@@ -61,8 +61,10 @@ type Git struct {
 	NestedRepo func(RepoNews)
 
 	// bin is the git executable, an absolute path found before any agent
-	// ran and never in the project (gitOutside).
+	// ran and never in the project (gitOutside); out is the lookup that
+	// found it, whose PATH git runs with outside the sandbox.
 	bin string
+	out *proc.Outside
 	// gitDir and commonDir are the git directory (per worktree) and the
 	// one its worktrees share; realIndex is the user's index.
 	gitDir, commonDir, realIndex string
@@ -147,11 +149,11 @@ const ralphIndex = "index"
 // Open finds the git working tree that contains dir, a project whose
 // state directory is dir/.ralph.
 func Open(ctx context.Context, dir string, env []string) (*Git, error) {
-	bin, err := gitOutside(dir, environ(env))
+	programs, bin, err := gitOutside(ctx, dir, environ(env))
 	if err != nil {
 		return nil, err
 	}
-	g := &Git{Root: dir, Env: env, bin: bin, project: absIn(dir, ".")}
+	g := &Git{Root: dir, Env: env, bin: bin, out: programs, project: absIn(dir, ".")}
 	out, err := g.run(ctx, nil, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
@@ -690,7 +692,7 @@ func (g *Git) addAll(ctx context.Context, sandbox proc.Wrapper, env []string, ex
 		sandbox = nil
 	}
 	// git add -v's lines are translated: read them in English.
-	out, err := g.exec(ctx, sandbox, append(env, "LC_ALL=C", "LANGUAGE="), nil,
+	out, err := g.exec(ctx, gitCall{sandbox: sandbox, env: append(env, "LC_ALL=C", "LANGUAGE=")},
 		append([]string{"add", "-A", "-v", "--", ":(top)"}, exclude...)...)
 	if err != nil {
 		return nil, refused(err)
@@ -866,11 +868,11 @@ func (g *Git) Head(ctx context.Context) (string, error) {
 
 // Init creates a git repository in dir (on branch main) and returns it.
 func Init(ctx context.Context, dir string, env []string) (*Git, error) {
-	bin, err := gitOutside(dir, environ(env))
+	programs, bin, err := gitOutside(ctx, dir, environ(env))
 	if err != nil {
 		return nil, err
 	}
-	g := &Git{Root: dir, Env: env, bin: bin}
+	g := &Git{Root: dir, Env: env, bin: bin, out: programs}
 	if _, err := g.run(ctx, nil, "-c", "init.defaultBranch=main", "init", "-q"); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/durable"
 	"github.com/ralph-loop/ralph/internal/proc"
-	"github.com/ralph-loop/ralph/internal/projectfs"
 )
 
 // This file is the one door through which ralph runs git: every command
@@ -21,9 +20,18 @@ import (
 // whose files (the work tree, and what a sandbox lets it write in .git/)
 // git would otherwise read as instructions:
 //
-//   - the executable is found once, before any agent runs, on PATH
-//     without its entries inside the project (a virtualenv's bin/, a
-//     direnv PATH_add): never a git the agent could have written;
+//   - the executable is found once, before any agent runs, by the run's
+//     lookup of ralph's own programs (proc.Outside): on PATH without its
+//     entries inside the project (a virtualenv's bin/, a direnv PATH_add)
+//     or another place the agent can write, never a git the agent could
+//     have written; a command outside the sandbox runs with that PATH
+//     too, for the programs git starts itself (ssh, credential helpers);
+//   - no hook runs outside the sandbox: a hook may call a script the
+//     agent edited (husky, lefthook, pre-commit). git commit's run in the
+//     sandbox (Hooks), and so does a pull request's pre-push (Push); every
+//     other command (worktrees, branches, checkouts, merges, pushes,
+//     ralph's looks) runs with core.hooksPath=/dev/null, where git finds
+//     none;
 //   - the git directory and the work tree are the ones Open found, given
 //     in the environment, so that a .git file the agent writes later moves
 //     nothing; git reads a commondir file in the git directory whatever
@@ -33,34 +41,32 @@ import (
 //     submodule recursion (a nested repository's configuration is the
 //     agent's to write).
 
-// safeConfig is the configuration every git command of ralph's is given.
-func safeConfig() []string {
-	return []string{"-c", "core.fsmonitor=false", "-c", "submodule.recurse=false"}
+// safeConfig is the configuration every git command of ralph's is given;
+// hooks says whether git may run the user's hooks (git commit's, in the
+// sandbox), or none.
+func safeConfig(hooks bool) []string {
+	cfg := []string{"-c", "core.fsmonitor=false", "-c", "submodule.recurse=false"}
+	if !hooks {
+		cfg = append(cfg, "-c", "core.hooksPath="+os.DevNull)
+	}
+	return cfg
 }
 
-// gitOutside finds the git executable on env's PATH, leaving out the
-// entries inside the repository that holds dir (or dir itself).
-func gitOutside(dir string, env []string) (string, error) {
-	top := repoTop(dir)
-	var keep []string
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, d := range filepath.SplitList(path) {
-		if !filepath.IsAbs(d) || projectfs.New(top).Contains(realOr(d)) {
-			continue
-		}
-		keep = append(keep, d)
-	}
-	bin, err := proc.LookPath("git", "", []string{"PATH=" + strings.Join(keep, string(filepath.ListSeparator))})
+// gitOutside finds the git executable with the run's lookup of ralph's
+// own programs; without one, on env's PATH, leaving out the entries
+// inside the repository that holds dir (or dir itself).
+func gitOutside(ctx context.Context, dir string, env []string) (*proc.Outside, string, error) {
+	out := proc.OutsideFrom(ctx, env, dir, repoTop(dir))
+	bin, err := out.LookPath("git")
 	if err != nil {
-		return "", fmt.Errorf("git is not installed (looked on PATH, but for the project's own directories): %w", err)
+		return nil, "", fmt.Errorf("git is not installed (looked on PATH, but for the directories the agent can write): %w", err)
 	}
-	return bin, nil
+	return out, bin, nil
 }
+
+// Top is the top of the working tree that holds dir, its real path,
+// found without running git; dir itself outside any.
+func Top(dir string) string { return repoTop(dir) }
 
 // repoTop is the real path of the top of the working tree that holds dir,
 // found by its .git entry without running git; dir itself outside any.
@@ -102,7 +108,7 @@ func (g *Git) run(ctx context.Context, env []string, args ...string) (string, er
 // contents need not be text); a failure is a *CmdError carrying git's
 // stderr.
 func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
-	return g.exec(ctx, nil, env, stdin, args...)
+	return g.exec(ctx, gitCall{env: env, stdin: stdin}, args...)
 }
 
 // commit runs a git command that runs hooks (git commit) in g.Hooks, the
@@ -110,12 +116,25 @@ func (g *Git) output(ctx context.Context, env []string, stdin []byte, args ...st
 // working directory must be in it), with the variables that say where
 // the repository is let in.
 func (g *Git) commit(ctx context.Context, env []string, args ...string) (string, error) {
-	out, err := g.exec(ctx, g.Hooks, env, nil, args...)
+	out, err := g.exec(ctx, gitCall{sandbox: g.Hooks, hooks: true, env: env}, args...)
 	return string(out), err
 }
 
-// exec runs one git command, in sandbox when it is not nil.
-func (g *Git) exec(ctx context.Context, sandbox proc.Wrapper, env []string, stdin []byte, args ...string) ([]byte, error) {
+// gitCall is how one git command runs.
+type gitCall struct {
+	// sandbox, when set, confines it.
+	sandbox proc.Wrapper
+	// hooks leaves git to find the user's hooks: git commit's, which run
+	// in the sandbox (and a rev-parse asking where they are). Every other
+	// command runs none.
+	hooks bool
+	env   []string
+	// stdin is its input; nil for none.
+	stdin []byte
+}
+
+// exec runs one git command as c says.
+func (g *Git) exec(ctx context.Context, c gitCall, args ...string) ([]byte, error) {
 	if g.bin == "" {
 		return nil, errors.New("git: not opened (vcs.Open)")
 	}
@@ -123,24 +142,30 @@ func (g *Git) exec(ctx context.Context, sandbox proc.Wrapper, env []string, stdi
 		return nil, err
 	}
 	var stdout, stderr bytes.Buffer
-	c := proc.Cmd{
-		Path: g.bin, Argv: slices.Concat([]string{"git"}, safeConfig(), args), Dir: g.Root,
-		Env:    g.environ(env),
+	cmd := proc.Cmd{
+		Path: g.bin, Argv: slices.Concat([]string{"git"}, safeConfig(c.hooks), args), Dir: g.Root,
+		Env:    g.environ(c.env),
 		Stdout: &stdout, Stderr: &stderr,
 		Grace: stopGrace,
 		// git's own daemons (gc --auto) are meant to outlive it.
 		KeepDaemons: true,
 	}
-	if stdin != nil {
-		c.Stdin = bytes.NewReader(stdin)
+	if c.stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	if sandbox != nil {
+	switch sandbox := c.sandbox; {
+	case sandbox != nil:
 		if p, ok := sandbox.(passer); ok {
 			sandbox = p.Passing([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "LC_ALL", "LANGUAGE"})
 		}
-		c.Sandbox, c.Dir = sandbox, g.project
+		cmd.Sandbox, cmd.Dir = sandbox, g.project
+	case !c.hooks && g.out != nil:
+		// Outside the sandbox, what git starts itself is found where git
+		// was. (Hooks that run as ralph, without a sandbox, keep the
+		// user's PATH: the agent runs unconfined too.)
+		cmd.Env = g.out.Environ(cmd.Env)
 	}
-	res, err := proc.Run(ctx, c)
+	res, err := proc.Run(ctx, cmd)
 	if err == nil {
 		err = res.Err()
 	}
@@ -194,13 +219,14 @@ func ConfigFiles(ctx context.Context, dir string, env []string) (readOnly, writa
 	if err != nil {
 		return nil, nil
 	}
-	out, err := g.run(ctx, nil, "rev-parse", "--git-path", "hooks", "--git-path", "info")
+	// Where the user's hooks are: asked with hooks on (rev-parse runs none).
+	out, err := g.exec(ctx, gitCall{hooks: true}, "rev-parse", "--git-path", "hooks", "--git-path", "info")
 	if err != nil {
 		return nil, nil
 	}
 	// The hooks git runs (core.hooksPath honoured), the default ones (a
 	// hooksPath can be unset), and info/.
-	dirs := append(strings.Split(strings.TrimSpace(out), "\n"), filepath.Join(g.commonDir, "hooks"))
+	dirs := append(strings.Split(strings.TrimSpace(string(out)), "\n"), filepath.Join(g.commonDir, "hooks"))
 	for _, p := range dirs {
 		p = absIn(g.Root, p)
 		_ = os.MkdirAll(p, 0o755)

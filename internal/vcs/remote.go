@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // ErrPushRejected is a push the remote turned down for a reason that may
@@ -153,7 +155,7 @@ func (g *Git) AddWorktreeAt(ctx context.Context, dir, branch, rev string) (*Git,
 	if _, err := g.run(ctx, nil, "worktree", "add", "-q", "-B", branch, dir, rev); err != nil {
 		return nil, err
 	}
-	return Open(ctx, dir, g.Env)
+	return Open(proc.WithOutside(ctx, g.out), dir, g.Env)
 }
 
 // LsRemote lists the remote's refs matching pattern, as git ls-remote

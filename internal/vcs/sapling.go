@@ -50,8 +50,8 @@ type slSnapshot struct {
 // OpenSapling finds the Sapling working tree that contains dir, through
 // `sl root`.
 func OpenSapling(ctx context.Context, dir string, env []string) (*Sapling, error) {
-	// On the PATH sl runs with: that is where it finds itself too.
-	bin, err := proc.LookPath("sl", "", environ(env))
+	// Found as ralph's own programs are: never one the agent wrote.
+	bin, err := proc.OutsideFrom(ctx, environ(env), dir, repoTop(dir)).LookPath("sl")
 	if err != nil {
 		return nil, fmt.Errorf("sl is not installed: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // AddWorktree checks out a new branch, made from HEAD, in a new worktree
@@ -19,8 +21,8 @@ func (g *Git) AddWorktree(ctx context.Context, dir, branch string) (*Git, error)
 		return nil, err
 	}
 	// Open learns the worktree's own git directory and index; its commits
-	// run their hooks in the same sandbox.
-	wt, err := Open(ctx, dir, g.Env)
+	// run their hooks in the same sandbox, its programs are the run's.
+	wt, err := Open(proc.WithOutside(ctx, g.out), dir, g.Env)
 	if wt != nil {
 		wt.Hooks = g.Hooks
 	}

@@ -19,11 +19,15 @@ func Token(ctx context.Context, env []string, dir string) (token, source string)
 			return strings.TrimSpace(v), name
 		}
 	}
-	if _, err := proc.LookPath("gh", dir, env); err != nil {
+	// gh runs outside the sandbox: found as ralph's own programs are,
+	// never one the agent wrote (proc.Outside).
+	programs := proc.OutsideFrom(ctx, env, dir)
+	gh, err := programs.LookPath("gh")
+	if err != nil {
 		return "", ""
 	}
 	var out bytes.Buffer
-	res, err := proc.Run(ctx, proc.Cmd{Argv: []string{"gh", "auth", "token"}, Dir: dir, Env: env,
+	res, err := proc.Run(ctx, proc.Cmd{Path: gh, Argv: []string{"gh", "auth", "token"}, Dir: dir, Env: programs.Environ(env),
 		Stdout: &out, Timeout: 10 * time.Second})
 	if err != nil || res.Err() != nil {
 		return "", ""
