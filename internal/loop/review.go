@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // When reviewers run (review.when).
@@ -103,7 +104,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 		return false
 	}
 	c.outcome = state.OutcomeReviewFailed
-	c.errText = fmt.Sprintf("no verdict from the reviewer in %d attempts; last: %s", ev.Attempts, ev.Error)
+	c.errText = fmt.Sprintf("no verdict from the reviewer in %s; last: %s", words.Count(ev.Attempts, "attempt"), ev.Error)
 	return false
 }
 
