@@ -134,4 +134,8 @@ func TestNew(t *testing.T) {
 	if want := `unknown agent "clod": want one of claude, codex, gemini, opencode, droid, copilot, qwen, amp, cursor, kiro, command`; err == nil || err.Error() != want {
 		t.Errorf("New(clod) = %v, want %q", err, want)
 	}
+	_, err = New("cloude", Options{})
+	if want := `unknown agent "cloude" (did you mean "claude"?)`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("New(cloude) = %v, want it to start %q", err, want)
+	}
 }

@@ -113,6 +113,27 @@ func LookPath(name, dir string, env []string) (string, error) {
 	return p, nil
 }
 
+// NotFound says why LookPath found no name: a path (it has a slash) does
+// not exist or is not an executable file; a bare name is not on PATH.
+// dir is what a relative path is relative to.
+func NotFound(name, dir string) string {
+	if !strings.ContainsRune(name, '/') {
+		return name + " not found on PATH"
+	}
+	p := name
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
+	}
+	switch fi, err := os.Stat(p); {
+	case err != nil:
+		return name + " does not exist"
+	case fi.IsDir():
+		return name + " is a directory, not a program"
+	default:
+		return name + " is not executable"
+	}
+}
+
 // Version runs `path --version` in dir with env and returns the first
 // line it prints. The process has its own group, killed when the timeout
 // expires; nothing is sent to a model.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // Options configure an adapter; every adapter takes the same ones.
@@ -160,7 +161,16 @@ func New(name string, opts Options) (Adapter, error) {
 	if s, ok := Lookup(name); ok {
 		return s.New(opts)
 	}
-	return nil, fmt.Errorf("unknown agent %q: want one of %s", name, strings.Join(Names(), ", "))
+	return nil, unknownAgent(name)
+}
+
+// unknownAgent says that no agent is called name, naming the one the user
+// most likely meant and the others.
+func unknownAgent(name string) error {
+	if s := words.Suggest(name, Names()); s != "" {
+		return fmt.Errorf("unknown agent %q (did you mean %q?): want one of %s", name, s, strings.Join(Names(), ", "))
+	}
+	return fmt.Errorf("unknown agent %q: want one of %s", name, strings.Join(Names(), ", "))
 }
 
 // ResolvesFileRefs says whether the named agent reads the file behind an

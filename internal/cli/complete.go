@@ -36,6 +36,12 @@ func addCompletions(f *Factory, root *cobra.Command) {
 				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 			}
 		}
+		for _, k := range config.Flags(c.Name()) {
+			if k.Values != nil && c.Flags().Lookup(k.Name) != nil {
+				_, list := k.Default.([]string)
+				_ = c.RegisterFlagCompletionFunc(k.Name, valueCompletion(k.Values, list))
+			}
+		}
 		if c.Flags().Lookup("task") != nil {
 			_ = c.RegisterFlagCompletionFunc("task", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 				return taskIDs(f, cmd, "")
@@ -54,6 +60,26 @@ func addCompletions(f *Factory, root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// valueCompletion completes a flag that takes one of values, or, for a
+// list, a comma-separated run of them: the values not yet given, after
+// what is typed up to the last comma.
+func valueCompletion(values []string, list bool) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if !list {
+			return values, cobra.ShellCompDirectiveNoFileComp
+		}
+		i := strings.LastIndexByte(toComplete, ',') + 1
+		given := strings.Split(toComplete[:i], ",")
+		var out []string
+		for _, v := range values {
+			if !slices.Contains(given, v) {
+				out = append(out, toComplete[:i]+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
 }
 
 // argCompletion completes a command's arguments by their names in its Use

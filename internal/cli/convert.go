@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 type convertOptions struct {
@@ -111,7 +112,7 @@ func runConvert(opts *convertOptions) error {
 	for _, t := range plan.Tasks {
 		counts[t.Status]++
 	}
-	fmt.Fprintf(w, "wrote %s (%s): %d tasks, %d done, %d failed\n", opts.Out, formatName, len(plan.Tasks), counts[task.StatusDone], counts[task.StatusFailed])
+	fmt.Fprintf(w, "wrote %s (%s): %s, %d done, %d failed\n", opts.Out, formatName, words.Count(len(plan.Tasks), "task"), counts[task.StatusDone], counts[task.StatusFailed])
 	if lost := lostFields(plan, formatName); len(lost) > 0 {
 		fmt.Fprintf(w, "note: %s has no place for: %s\n", formatName, strings.Join(lost, ", "))
 	}

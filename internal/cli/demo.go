@@ -20,6 +20,7 @@ type demoOptions struct {
 	Speed float64
 	NoTUI bool
 	JSON  bool
+	Keep  bool
 }
 
 const demoLong = `Run the whole loop on a throwaway project with a built-in simulated agent:
@@ -30,7 +31,9 @@ temporary directory, or in -C DIR (which must be new or empty). The real
 loop works through the plan: the simulated agent streams text and tool
 calls, writes real files, fails a task once and recovers, hits a usage
 limit and waits for it to reset, and every accepted task is committed.
-Look around afterwards with ralph history, ralph logs and git log.
+The temporary directory is removed when the demo ends; with --keep (or
+-C DIR) it stays, to look around with ralph history, ralph logs and
+git log.
 
 On a terminal the run is shown in the TUI (p pause, s skip, q stop,
 l transcript); --no-tui and pipes get plain lines.`
@@ -53,6 +56,7 @@ func newCmdDemo(f *Factory, runF func(*demoOptions) error) *cobra.Command {
 	fl.Float64Var(&opts.Speed, "speed", 1, "pace of the simulated agent: 2 is twice as fast, 0 without pauses")
 	fl.BoolVar(&opts.NoTUI, "no-tui", false, "plain line output even on a terminal")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON event per line on stdout")
+	fl.BoolVar(&opts.Keep, "keep", false, "keep the temporary project when the demo ends, and say where it is")
 	return cmd
 }
 
@@ -63,6 +67,10 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	dir, err := demoDir(opts.f.Dir)
 	if err != nil {
 		return err
+	}
+	keep := opts.Keep || opts.f.Dir != ""
+	if !keep {
+		defer os.RemoveAll(dir)
 	}
 	planPath, err := demo.Create(dir)
 	if err != nil {
@@ -89,9 +97,13 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	}
 	err = demo.Run(ctx, dir, demo.Options{Speed: opts.Speed, Emit: render.Handle, Control: steer, Environ: opts.f.Environ()})
 	render.Close(err)
-	if !opts.JSON {
+	switch {
+	case opts.JSON:
+	case keep:
 		fmt.Fprintf(w, "\nThe demo project is in %s. Look around:\n  cd %s\n  git log --oneline\n  ralph history\n  ralph logs 2\n",
 			dir, shellQuote(dir))
+	default:
+		fmt.Fprintln(w, "\nThe demo project is removed; ralph demo --keep keeps it to look around.")
 	}
 	if err != nil && (errors.Is(err, loop.ErrLimit) || errors.Is(err, loop.ErrStuck)) {
 		return &ExitError{Code: exitCode(err), Err: fmt.Errorf("%w: %w", errSilent, err)}

@@ -22,6 +22,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
 	"github.com/ralph-loop/ralph/internal/vcs"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 type doctorOptions struct {
@@ -382,7 +383,7 @@ func doctorPlan(r *doctorReport, dir, configured string) {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = path
 	}
-	tasks := fmt.Sprintf("%d tasks", len(p.Tasks))
+	tasks := words.Count(len(p.Tasks), "task")
 	if len(p.Tasks) == 1 {
 		tasks = "1 task"
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/term"
@@ -39,6 +40,10 @@ type Factory struct {
 	// agents are the process groups of the running agents (several with
 	// --parallel), for a forced exit on the second Ctrl-C.
 	agents agentGroups
+	// stopNote, when set, is what the first stop signal prints in place of
+	// a run's words: a command with no agent to stop says what stopping
+	// means for it.
+	stopNote atomic.Pointer[string]
 }
 
 // agentGroups is the set of running agents' process groups.

@@ -105,7 +105,11 @@ func signalContext(f *Factory) context.Context {
 	signal.Notify(sigs, stopSignals()...)
 	go func() {
 		<-sigs
-		fmt.Fprintln(f.IO.ErrOut, "\nralph: stopping (the agent gets SIGTERM, state is saved); press Ctrl-C again to force")
+		note := "ralph: stopping (the agent gets SIGTERM, state is saved); press Ctrl-C again to force"
+		if n := f.stopNote.Load(); n != nil {
+			note = *n
+		}
+		fmt.Fprintln(f.IO.ErrOut, "\n"+note)
 		cancel()
 		<-sigs
 		fmt.Fprintln(f.IO.ErrOut, "ralph: forced exit: the agent is killed; saving state (Ctrl-C again to exit at once)")

@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/trust"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 type planOptions struct {
@@ -164,7 +165,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 				return err // checkPlan read it a moment ago
 			}
 			p := f.Plan()
-			fmt.Fprintf(w, "✓ %s: %d tasks, all open; review it, then `ralph run`\n", out, p.Open())
+			fmt.Fprintf(w, "✓ %s: %s, all open; review it, then `ralph run`\n", out, words.Count(p.Open(), "task"))
 			for _, t := range p.Tasks {
 				fmt.Fprintf(w, "  %s  %s\n", t.ID, t.Title)
 			}

@@ -117,7 +117,7 @@ func findAgent(ad agent.Adapter, cfg config.Config, dir string, env []string) (s
 		fix = "install it (" + spec.Install + ") or " + fix
 	}
 	return "", &problem{section: "agent " + name + " (configured)", name: "executable",
-		detail: fmt.Sprintf("%s not found on PATH", exe), fix: fix}
+		detail: agent.NotFound(exe, dir), fix: fix}
 }
 
 // planWritable checks that ralph can write the plan: a run marks its tasks

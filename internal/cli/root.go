@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // newRootCmd builds the command tree explicitly: no package-level
@@ -20,7 +24,7 @@ recorded, each claim checked, each accepted task committed.`,
 	root.SetVersionTemplate("ralph {{.Version}}\n")
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(flagError(err)) })
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Dir, "dir", "C", "", "act as if started in `DIR`")
 	pf.StringVar(&f.ConfigFile, "config", "", "read settings from `FILE` instead of ./ralph.toml")
@@ -58,4 +62,21 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// flagError says what a flag's value should have been, in place of the
+// parser's words (strconv.ParseInt: parsing "abc": invalid syntax).
+func flagError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "uint": "a whole number",
+		"float64": "a number", "bool": "true or false", "duration": "a duration such as 90s, 30m or 2h",
+	}[bad.GetFlag().Value.Type()]
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("--%s: want %s, got %q", bad.GetFlag().Name, want, bad.GetValue())
 }

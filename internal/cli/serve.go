@@ -74,6 +74,8 @@ func newCmdServe(f *Factory, runF func(*serveOptions) error) *cobra.Command {
 }
 
 func runServe(ctx context.Context, opts *serveOptions) error {
+	note := "ralph serve: stopping; the runs it shows go on"
+	opts.f.stopNote.Store(&note)
 	dirs := opts.Dirs
 	if len(dirs) == 0 {
 		if d, err := opts.f.ProjectDir(); err == nil && exists(filepath.Join(d, ".ralph")) {
@@ -151,7 +153,11 @@ func startServer(ctx context.Context, f *Factory, c serveConfig) (*http.Server, 
 		return nil, nil, "", fmt.Errorf("serve: %w", err)
 	}
 	url := scheme + "://" + ln.Addr().String() + "/"
-	if serve.IsLoopback(c.addr) {
+	switch {
+	case serve.IsLoopback(c.addr) && c.readOnly:
+		// Reading is open to this machine, and there is no control to
+		// guard: the address needs no token.
+	case serve.IsLoopback(c.addr):
 		// Reading is open to this machine, control is not: an agent on
 		// it reaches loopback too. The token is this server's alone, and
 		// the address printed carries it to the page.
@@ -159,7 +165,7 @@ func startServer(ctx context.Context, f *Factory, c serveConfig) (*http.Server, 
 		_, _ = rand.Read(raw[:])
 		opts.ControlToken = hex.EncodeToString(raw[:])
 		url += "?token=" + opts.ControlToken
-	} else {
+	default:
 		tok, made, err := serveToken(stateDir)
 		if err != nil {
 			_ = ln.Close()

@@ -151,3 +151,23 @@ func TestRunServeTakesAnAddressOrNone(t *testing.T) {
 		}
 	}
 }
+
+// TestServeReadOnlyAddressHasNoToken: a read-only server on loopback
+// takes no control, so the address it prints carries no token.
+func TestServeReadOnlyAddressHasNoToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f, _, _ := testFactory(t, dir, "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	for _, readOnly := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(t.Context())
+		var url string
+		err := serveRuns(ctx, f, serveConfig{addr: "127.0.0.1:0", readOnly: readOnly, ready: func(string) { cancel() }},
+			func(u string) { url = u })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(url, "token"); got == readOnly {
+			t.Errorf("read-only %v: announced %q", readOnly, url)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/vcs"
+	"github.com/ralph-loop/ralph/internal/words"
 	"github.com/ralph-loop/ralph/internal/worker"
 )
 
@@ -147,10 +148,10 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 // budget in money or tokens is spent, over all its tasks.
 func workerBudget(budget float64, maxTokens int, spent state.Totals) error {
 	if budget > 0 && spent.CostUSD >= budget {
-		return fmt.Errorf("%w: budget $%.2f reached (this worker spent $%.4f over %d iterations)", loop.ErrLimit, budget, spent.CostUSD, spent.Iterations)
+		return fmt.Errorf("%w: budget $%.2f reached (this worker spent $%.4f over %s)", loop.ErrLimit, budget, spent.CostUSD, words.Count(spent.Iterations, "iteration"))
 	}
 	if used := tokensUsed(spent); maxTokens > 0 && used >= int64(maxTokens) {
-		return fmt.Errorf("%w: token budget %d reached (this worker used %d over %d iterations)", loop.ErrLimit, maxTokens, used, spent.Iterations)
+		return fmt.Errorf("%w: token budget %d reached (this worker used %d over %s)", loop.ErrLimit, maxTokens, used, words.Count(spent.Iterations, "iteration"))
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // Error is one problem with a setting, located where the user can fix it.
@@ -63,61 +65,10 @@ func unknownKey(key string, valid []string) string {
 	if i := strings.LastIndexByte(key, '.'); i >= 0 {
 		last = key[i+1:]
 	}
-	if s := suggest(last, valid); s != "" {
+	if s := words.Suggest(last, valid); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return msg
-}
-
-// suggest returns the valid name the user most likely meant: the same name
-// spelled with underscores or capitals, else one within two edits, else one
-// that contains it or is contained in it; "" if none.
-func suggest(name string, valid []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("_", "-", " ", "-").Replace(strings.ToLower(s))
-	}
-	n := norm(name)
-	best, bestDist := "", 3
-	for _, v := range valid {
-		if norm(v) == n {
-			return v
-		}
-		if d := editDistance(n, v); d < bestDist {
-			best, bestDist = v, d
-		}
-	}
-	if best != "" {
-		return best
-	}
-	if len(n) >= 4 {
-		for _, v := range valid {
-			if strings.Contains(v, n) || strings.Contains(n, v) {
-				return v
-			}
-		}
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

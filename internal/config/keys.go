@@ -36,6 +36,9 @@ type FlagDoc struct {
 	// Default is the key's default, typed: string, int, float64, bool,
 	// time.Duration, or []string for a list.
 	Default any
+	// Values are the values the flag takes when they are a few named ones
+	// (each item's, for a list), for shell completion; nil otherwise.
+	Values []string
 }
 
 // field is one top-level key of the schema. ptr returns the address of the
@@ -48,6 +51,9 @@ type field struct {
 	ptr   func(*Config) any
 	check func(*Config) string
 	flag  *flagSpec
+	// values, when set, are the only values the key takes (each item's,
+	// for a list).
+	values func() []string
 }
 
 // flagSpec declares a key's flag once, for every command that takes it.
@@ -71,6 +77,12 @@ func reviewFlag(name, usage string) *flagSpec {
 func agentNames() []string {
 	return []string{"claude", "codex", "gemini", "opencode", "droid", "copilot", "qwen", "amp", "cursor", "kiro", "command"}
 }
+
+// ownerships are the values of ownership.
+func ownerships() []string { return []string{string(task.OwnerRunner), string(task.OwnerAgent)} }
+
+// quotaActions are the values of quota-action.
+func quotaActions() []string { return []string{"wait", "stop"} }
 
 // strategyNames mirrors the completion package's strategy names (config
 // must not import it).
@@ -107,8 +119,9 @@ func fields() []field {
 		{key: "tasks", ptr: func(c *Config) any { return &c.Tasks },
 			doc: "plan file; empty: discover prd.json, tasks.json, progress.md, IMPLEMENTATION_PLAN.md, fix_plan.md"},
 		{key: "agent", ptr: func(c *Config) any { return &c.Agent },
-			doc:   "agent CLI to run: " + orList(agentNames()),
-			check: func(c *Config) string { return notEmpty(c.Agent) },
+			doc:    "agent CLI to run: " + orList(agentNames()),
+			check:  func(c *Config) string { return notEmpty(c.Agent) },
+			values: agentNames,
 			flag: &flagSpec{name: "agent", usage: "agent CLI: " + strings.Join(agentNames(), ", "),
 				commands: []string{"run", "plan"}}},
 		{key: "model", ptr: func(c *Config) any { return &c.Model },
@@ -151,15 +164,15 @@ func fields() []field {
 			},
 			flag: runFlag("budget", "", "stop before an iteration once this many `USD` are spent (0: none)")},
 		{key: "ownership", ptr: func(c *Config) any { return &c.Ownership },
-			doc: "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
-			check: func(c *Config) string {
-				return oneOf(c.Ownership, []string{string(task.OwnerRunner), string(task.OwnerAgent)})
-			},
-			flag: runFlag("ownership", "", "who marks tasks done: runner or agent")},
+			doc:    "who ticks tasks: runner (ralph, after the agent's promise) or agent (the agent edits the plan)",
+			check:  func(c *Config) string { return oneOf(c.Ownership, ownerships()) },
+			values: ownerships,
+			flag:   runFlag("ownership", "", "who marks tasks done: runner or agent")},
 		{key: "completion", ptr: func(c *Config) any { return &c.Completion },
-			doc:   "completion strategies, tried in order: promise-tag, relaxed-tag, heuristic",
-			check: func(c *Config) string { return checkStrategies(c.Completion) },
-			flag:  runFlag("completion", "", "completion strategies in order: "+strings.Join(strategyNames(), ","))},
+			doc:    "completion strategies, tried in order: promise-tag, relaxed-tag, heuristic",
+			check:  func(c *Config) string { return checkStrategies(c.Completion) },
+			values: strategyNames,
+			flag:   runFlag("completion", "", "completion strategies in order: "+strings.Join(strategyNames(), ","))},
 		{key: "no-commit", ptr: func(c *Config) any { return &c.NoCommit },
 			doc:  "do not commit after each accepted task",
 			flag: runFlag("no-commit", "", "do not commit after accepted tasks")},
@@ -202,18 +215,20 @@ func fields() []field {
 			doc:  "usage windows quota-reserve protects (five_hour, seven_day, seven_day_opus, ...), an allowed_warning of which also pauses the run; empty: every window the agent reports a utilization for",
 			flag: runFlag("quota-windows", "", "usage windows --quota-reserve protects, e.g. seven_day (default: all reported)")},
 		{key: "quota-action", ptr: func(c *Config) any { return &c.QuotaAction },
-			doc:   "when a protected window crosses its line: wait (for its reset, bounded by max-wait) or stop (exit 3, tasks open)",
-			check: func(c *Config) string { return oneOf(c.QuotaAction, []string{"wait", "stop"}) },
-			flag:  runFlag("quota-action", "", "when a protected window crosses its line: wait for its reset, or stop")},
+			doc:    "when a protected window crosses its line: wait (for its reset, bounded by max-wait) or stop (exit 3, tasks open)",
+			check:  func(c *Config) string { return oneOf(c.QuotaAction, quotaActions()) },
+			values: quotaActions,
+			flag:   runFlag("quota-action", "", "when a protected window crosses its line: wait for its reset, or stop")},
 		{key: "gates.commands", ptr: func(c *Config) any { return &c.Gates.Commands },
 			doc: "[gates] shell commands a task must pass before it is accepted, e.g. [\"go test ./...\"]"},
 		{key: "gates.timeout", ptr: func(c *Config) any { return &c.Gates.Timeout },
 			doc:   "[gates] time limit of each gate command",
 			check: func(c *Config) string { return nonNegative(c.Gates.Timeout) }},
 		{key: "guard", ptr: func(c *Config) any { return &c.Guard },
-			doc:   "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
-			check: func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
-			flag:  runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
+			doc:    "tamper guard after each done claim: warn (report the changes that weaken checks), strict (reject the task for them) or off",
+			check:  func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
+			values: GuardModes,
+			flag:   runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
 	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields(), workerFields(), githubFields())...)
 }
 
@@ -221,9 +236,10 @@ func fields() []field {
 func sandboxFields() []field {
 	return []field{
 		{key: "sandbox.mode", ptr: func(c *Config) any { return &c.Sandbox.Mode },
-			doc:   "[sandbox] what confines agents, reviewers and gates: auto (bubblewrap or sandbox-exec when a probe shows it works, otherwise none with a warning), bwrap or sandbox-exec (refuse to run without it), or none",
-			check: func(c *Config) string { return oneOf(c.Sandbox.Mode, SandboxModes()) },
-			flag:  runFlag("sandbox", "", "sandbox of agents, reviewers and gates: auto, bwrap, sandbox-exec or none")},
+			doc:    "[sandbox] what confines agents, reviewers and gates: auto (bubblewrap or sandbox-exec when a probe shows it works, otherwise none with a warning), bwrap or sandbox-exec (refuse to run without it), or none",
+			check:  func(c *Config) string { return oneOf(c.Sandbox.Mode, SandboxModes()) },
+			values: SandboxModes,
+			flag:   runFlag("sandbox", "", "sandbox of agents, reviewers and gates: auto, bwrap, sandbox-exec or none")},
 		{key: "sandbox.allow-write", ptr: func(c *Config) any { return &c.Sandbox.AllowWrite },
 			doc: "[sandbox] more paths the sandbox may write (~/x, $VAR/x, absolute, or in the project), e.g. [\"~/.cache/go-build\", \"~/go/pkg/mod\"]"},
 		{key: "sandbox.deny", ptr: func(c *Config) any { return &c.Sandbox.Deny },
@@ -248,9 +264,10 @@ func sandboxFields() []field {
 func reviewFields() []field {
 	return []field{
 		{key: "review.when", ptr: func(c *Config) any { return &c.Review.When },
-			doc:   "[review] when a reviewer agent checks the work: auto (each done claim, when no gate can reject a task), task (each done claim), end (the whole run, findings become tasks), both, or off",
-			check: func(c *Config) string { return oneOf(c.Review.When, ReviewWhens()) },
-			flag:  runFlag("review", "", "reviewers: auto (each done claim when no gate can reject it), task (each done claim), end (the whole run), both or off")},
+			doc:    "[review] when a reviewer agent checks the work: auto (each done claim, when no gate can reject a task), task (each done claim), end (the whole run, findings become tasks), both, or off",
+			check:  func(c *Config) string { return oneOf(c.Review.When, ReviewWhens()) },
+			values: ReviewWhens,
+			flag:   runFlag("review", "", "reviewers: auto (each done claim when no gate can reject it), task (each done claim), end (the whole run), both or off")},
 		{key: "review.agent", ptr: func(c *Config) any { return &c.Review.Agent },
 			doc: "[review] the reviewer's agent CLI (another vendor's, say); empty: the run's agent",
 			check: func(c *Config) string {
@@ -259,7 +276,8 @@ func reviewFields() []field {
 				}
 				return oneOf(c.Review.Agent, agentNames())
 			},
-			flag: reviewFlag("agent", "the reviewers' agent CLI (default: review.agent, else the run's agent)")},
+			values: agentNames,
+			flag:   reviewFlag("agent", "the reviewers' agent CLI (default: review.agent, else the run's agent)")},
 		{key: "review.model", ptr: func(c *Config) any { return &c.Review.Model },
 			doc:  "[review] the reviewer's model; empty: the agent's default",
 			flag: reviewFlag("model", "the reviewers' model")},
@@ -469,8 +487,11 @@ func Flags(command string) []FlagDoc {
 		default:
 			panic(fmt.Sprintf("config: no flag type for %T", p))
 		}
-		flags = append(flags, FlagDoc{Key: f.key, Name: f.flag.name, Shorthand: f.flag.shorthand,
-			Usage: f.flag.usage, Default: def})
+		fd := FlagDoc{Key: f.key, Name: f.flag.name, Shorthand: f.flag.shorthand, Usage: f.flag.usage, Default: def}
+		if f.values != nil {
+			fd.Values = f.values()
+		}
+		flags = append(flags, fd)
 	}
 	return flags
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // The review phase at the end of a run (review.when = "end" or "both"):
@@ -167,7 +168,7 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 	for i, rv := range reviewers {
 		focuses[i] = rv.focus
 	}
-	scope := fmt.Sprintf("the diff since %s (%d files)", short(base), len(diffPaths(cl.diff)))
+	scope := fmt.Sprintf("the diff since %s (%s)", short(base), words.Count(len(diffPaths(cl.diff)), "file"))
 	if cl.err != nil {
 		scope = "the working tree (no diff: " + cl.err.Error() + ")"
 	}

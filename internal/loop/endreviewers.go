@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // The end review's reviewers run at once, each on a goroutine of its own
@@ -143,7 +144,7 @@ func (r *runner) askReviewer(ctx context.Context, rv *endReviewer, prefix string
 		ev.Error = reviewFailure(res, err)
 		if ev.Attempts >= maxAttempts {
 			ev.Verdict, rv.done = verdictFailed, true
-			rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict in %d attempts; last: %s", rv.focus, ev.Attempts, ev.Error))
+			rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict in %s; last: %s", rv.focus, words.Count(ev.Attempts, "attempt"), ev.Error))
 			return
 		}
 		rv.warnings = append(rv.warnings, fmt.Sprintf("end reviewer (%s): no verdict (attempt %d/%d): %s; asking again",

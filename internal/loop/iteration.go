@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // iteration is what one agent run came to.
@@ -475,7 +476,7 @@ func (r *runner) classifyAgentOwned(ctx context.Context, c classified, doneBefor
 		c.outcome = state.OutcomePlanDone
 	case c.match.Marker == completion.PlanDone:
 		c.outcome = state.OutcomePrematureClaim
-		c.errText = fmt.Sprintf("claimed the plan complete with %d tasks open", p.Open())
+		c.errText = fmt.Sprintf("claimed the plan complete with %s open", words.Count(p.Open(), "task"))
 		r.warn("premature claim: %s", c.errText)
 	case len(c.doneIDs) > 0:
 		c.outcome = state.OutcomeTaskDone

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // Options are the settings of one run.
@@ -387,7 +388,7 @@ func (r *runner) iterate(ctx context.Context) error {
 			return err
 		}
 		if r.opts.MaxIterations > 0 && r.st.Totals.Iterations >= r.opts.MaxIterations {
-			return fmt.Errorf("%w: %d iterations done (--max-iterations)", ErrLimit, r.st.Totals.Iterations)
+			return fmt.Errorf("%w: %s done (--max-iterations)", ErrLimit, words.Count(r.st.Totals.Iterations, "iteration"))
 		}
 		if err := r.checkQuota(ctx, t); err != nil {
 			return err
@@ -417,11 +418,11 @@ func (r *runner) iterate(ctx context.Context) error {
 func (r *runner) checkBudget() error {
 	t := r.st.Totals
 	if r.opts.Budget > 0 && t.CostUSD >= r.opts.Budget {
-		return fmt.Errorf("%w: budget $%.2f reached (spent %s over %d iterations)", ErrLimit, r.opts.Budget,
-			state.FormatCost(t.CostUSD, t.CostSource), t.Iterations)
+		return fmt.Errorf("%w: budget $%.2f reached (spent %s over %s)", ErrLimit, r.opts.Budget,
+			state.FormatCost(t.CostUSD, t.CostSource), words.Count(t.Iterations, "iteration"))
 	}
 	if used := t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens; r.opts.MaxTokens > 0 && used >= r.opts.MaxTokens {
-		return fmt.Errorf("%w: token budget %d reached (used %d over %d iterations)", ErrLimit, r.opts.MaxTokens, used, t.Iterations)
+		return fmt.Errorf("%w: token budget %d reached (used %d over %s)", ErrLimit, r.opts.MaxTokens, used, words.Count(t.Iterations, "iteration"))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/projectfs"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // Branch names of parallel runs: a task works on ralph/task/<id>; a task
@@ -249,7 +250,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		}
 		limit := r.checkBudget()
 		if limit == nil && r.opts.MaxIterations > 0 && r.st.Totals.Iterations+len(running) >= r.opts.MaxIterations {
-			limit = fmt.Errorf("%w: %d iterations done (--max-iterations)", ErrLimit, r.st.Totals.Iterations)
+			limit = fmt.Errorf("%w: %s done (--max-iterations)", ErrLimit, words.Count(r.st.Totals.Iterations, "iteration"))
 		}
 		if limit != nil {
 			if len(running) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // Bounds of the waiting policies.
@@ -82,7 +83,7 @@ func (r *runner) countAttempt(t task.Task, it iteration) error {
 			r.warn("could not record %s as failed in the plan: %v", t.ID, err)
 		}
 		r.emit(Event{Kind: EventTaskFailed, Iteration: r.st.Iteration, Task: &TaskRef{ID: t.ID, Title: t.Title},
-			Message: fmt.Sprintf("failed after %d attempts; last: %s", ts.Attempts, it.errText)})
+			Message: fmt.Sprintf("failed after %s; last: %s", words.Count(ts.Attempts, "attempt"), it.errText)})
 	}
 	r.st.Tasks[t.ID] = ts
 	return r.save()

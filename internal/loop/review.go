@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // When reviewers run (review.when). ReviewAuto reviews each done claim
@@ -160,7 +161,7 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 		return false
 	}
 	c.outcome = state.OutcomeReviewFailed
-	c.errText = fmt.Sprintf("no verdict from the reviewer in %d attempts; last: %s", ev.Attempts, ev.Error)
+	c.errText = fmt.Sprintf("no verdict from the reviewer in %s; last: %s", words.Count(ev.Attempts, "attempt"), ev.Error)
 	return false
 }
 

@@ -566,3 +566,64 @@ func TestTranscriptRedacted(t *testing.T) {
 		t.Errorf("GET transcript: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestRunsSayWhetherControlIsLetThrough: the page shows its controls
+// enabled only when its request carries the token on a server that takes
+// control.
+func TestRunsSayWhetherControlIsLetThrough(t *testing.T) {
+	t.Parallel()
+	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusDone})
+	for _, tc := range []struct {
+		name     string
+		readOnly bool
+		hdr      map[string]string
+		want     bool
+	}{
+		{"no token", false, nil, false},
+		{"the token", false, bearer(), true},
+		{"the token, read-only", true, bearer(), false},
+	} {
+		s := New(Options{Dirs: []string{dir}, ControlToken: controlToken, ReadOnly: tc.readOnly})
+		s.Start(t.Context())
+		ts := httptest.NewServer(s.Handler())
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/api/v1/runs", http.NoBody)
+		for k, v := range tc.hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			CanControl bool `json:"can_control"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		ts.Close()
+		if err != nil || body.CanControl != tc.want {
+			t.Errorf("%s: can_control %v (%v), want %v", tc.name, body.CanControl, err, tc.want)
+		}
+	}
+}
+
+// TestSortRuns: live runs first, then the latest started; one that never
+// ran last.
+func TestSortRuns(t *testing.T) {
+	t.Parallel()
+	at := func(h int) *time.Time { x := time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC); return &x }
+	runs := []RunView{
+		{ID: "never"},
+		{ID: "old", StartedAt: at(1)},
+		{ID: "live-old", Live: true, StartedAt: at(2)},
+		{ID: "new", StartedAt: at(5)},
+		{ID: "live-new", Live: true, StartedAt: at(3)},
+	}
+	sortRuns(runs)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID)
+	}
+	if diff := cmp.Diff([]string{"live-new", "live-old", "new", "old", "never"}, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -335,16 +336,48 @@ func relTo(dir, path string) string {
 	return path
 }
 
-func (s *Server) getRuns(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) getRuns(w http.ResponseWriter, r *http.Request) {
 	out := struct {
-		Schema   int       `json:"schema"`
-		ReadOnly bool      `json:"read_only"`
-		Runs     []RunView `json:"runs"`
-	}{Schema: loop.EventSchema, ReadOnly: s.opts.ReadOnly, Runs: []RunView{}}
+		Schema   int  `json:"schema"`
+		ReadOnly bool `json:"read_only"`
+		// CanControl says whether this request's control would be let
+		// through (the server takes control, and the request carries its
+		// token): the page shows its controls enabled only then.
+		CanControl bool      `json:"can_control"`
+		Runs       []RunView `json:"runs"`
+	}{Schema: loop.EventSchema, ReadOnly: s.opts.ReadOnly, CanControl: s.canControl(r), Runs: []RunView{}}
 	for _, p := range s.list() {
 		out.Runs = append(out.Runs, s.view(p))
 	}
+	sortRuns(out.Runs)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// canControl says whether a control request with r's credentials would be
+// let through.
+func (s *Server) canControl(r *http.Request) bool {
+	tok := cmp.Or(s.opts.Token, s.opts.ControlToken)
+	return !s.opts.ReadOnly && tokenOK(requestToken(r), tok)
+}
+
+// sortRuns puts the live runs first, then the others, each the most
+// recently started first; a project that has not run comes last.
+func sortRuns(runs []RunView) {
+	started := func(v RunView) time.Time {
+		if v.StartedAt == nil {
+			return time.Time{}
+		}
+		return *v.StartedAt
+	}
+	slices.SortStableFunc(runs, func(a, b RunView) int {
+		if a.Live != b.Live {
+			if a.Live {
+				return -1
+			}
+			return 1
+		}
+		return started(b).Compare(started(a))
+	})
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*project, bool) {

@@ -41,6 +41,20 @@ type File struct {
 	writes uint64
 }
 
+// missingError is a plan file that is not there, said in the user's words
+// (the path as given) rather than the system call's; it is still
+// fs.ErrNotExist to errors.Is.
+type missingError struct {
+	path string
+	err  error
+}
+
+func (e *missingError) Error() string {
+	return fmt.Sprintf("plan file %s does not exist", e.path)
+}
+
+func (e *missingError) Unwrap() error { return e.err }
+
 // Load reads and validates a plan file. Its format is detected from the
 // content and name (see detect); a file in no known format gives an error
 // wrapping ErrUnsupported. Validation problems are *Error values, joined
@@ -72,6 +86,9 @@ func LoadIn(project, path string, trustLink bool) (*File, error) {
 		}
 		root, name = projectfs.New(filepath.Dir(pinned)), filepath.Base(pinned)
 		fh, err = root.Open(name)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &missingError{path: path, err: err}
 	}
 	if err != nil {
 		return nil, err

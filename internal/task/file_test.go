@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -599,5 +600,19 @@ func TestFileEditsBuildOnEachOther(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadMissing: a plan that is not there is named as the user gave it,
+// not in the system call's words, and is still fs.ErrNotExist.
+func TestLoadMissing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "missing.md")
+	_, err := Load(path)
+	if want := "plan file " + path + " does not exist"; err == nil || err.Error() != want {
+		t.Errorf("Load(missing) = %v, want %q", err, want)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want fs.ErrNotExist", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // PlainOptions configure the line renderer.
@@ -104,10 +105,19 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
 	case loop.EventRunEnded:
 		t := e.Totals
-		fmt.Fprintf(p.w, "%s %s: %s · %d/%d tasks done · %d iterations · %s tokens · %s\n",
-			p.color(ansiBold, "ralph"), e.Status, e.Message, e.Plan.Done, e.Plan.Total, t.Iterations,
+		fmt.Fprintf(p.w, "%s %s · %d/%d tasks done · %s · %s tokens · %s\n",
+			p.color(ansiBold, "ralph"), statusLine(e.Status, e.Message), e.Plan.Done, e.Plan.Total, words.Count(t.Iterations, "iteration"),
 			tokens(t.InputTokens+t.OutputTokens+t.CacheReadTokens+t.CacheWriteTokens), state.FormatCost(t.CostUSD, t.CostSource))
 	}
+}
+
+// statusLine is the run's status and why it ended, the why left out when
+// it says no more than the status ("interrupted: interrupted").
+func statusLine(status, msg string) string {
+	if msg == "" || strings.EqualFold(msg, status) {
+		return status
+	}
+	return status + ": " + msg
 }
 
 func (p *Plain) agentLine(a *agent.Event) {
@@ -145,7 +155,7 @@ func (p *Plain) ended(e loop.Event) {
 		parts = append(parts, state.FormatCost(r.CostUSD, r.CostSource))
 	}
 	if r.FilesChanged > 0 {
-		parts = append(parts, fmt.Sprintf("%d files", r.FilesChanged))
+		parts = append(parts, words.Count(r.FilesChanged, "file"))
 	}
 	if r.Commit != "" {
 		parts = append(parts, "commit "+r.Commit[:min(7, len(r.Commit))])

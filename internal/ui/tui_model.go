@@ -463,7 +463,7 @@ func (m *model) apply(e loop.Event) {
 				m.tasks[i].State = TaskOpen
 			}
 		}
-		m.add(actInfo, fmt.Sprintf("run %s: %s", e.Status, e.Message))
+		m.add(actInfo, "run "+statusLine(e.Status, e.Message))
 	case loop.EventWorker:
 		// --worker writes lines, never the TUI; shown if one comes.
 		m.add(actInfo, e.Message)

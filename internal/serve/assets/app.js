@@ -5,7 +5,9 @@
   const tpl = document.getElementById("run-tpl");
   const conn = document.getElementById("conn");
   const cards = new Map(); // run id -> {el, view}
-  let readOnly = false;
+  // Control is offered only where it would be let through: not on a
+  // read-only server, nor to a page opened without the token.
+  let canControl = false;
   const MAX_LIVE = 300;
 
   async function api(path, opts) {
@@ -86,10 +88,7 @@
     const st = q(el, ".status");
     st.className = "status badge " + (v.status || "");
     text(st, v.status || "no run yet");
-    const t = v.totals || {};
-    text(q(el, ".meta"), [v.agent && (v.agent + (v.model ? "/" + v.model : "")), v.iteration ? "iteration " + v.iteration : "",
-      v.current_task ? "on " + v.current_task : "", tokens((t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0)) + " tokens",
-      usd(t.cost_usd, t.cost_source), dur(t.duration_ms), quota(v.quota)].filter(Boolean).join(" · "));
+    meta(c);
     const p = v.plan;
     text(q(el, ".progress"), p ? p.path + ": " + p.done + "/" + p.total + " done" + (p.failed ? ", " + p.failed + " failed" : "") : (v.error || ""));
     c.until = v.waiting_until ? new Date(v.waiting_until) : null;
@@ -98,8 +97,9 @@
     const qbox = q(el, ".question");
     qbox.hidden = qs.length === 0;
     if (qs.length) { text(q(el, ".q-task"), qs[0].task); text(q(el, ".q-text"), qs[0].question); }
-    q(el, "form.answer button").disabled = readOnly;
-    const live = v.live && !readOnly;
+    q(el, "form.answer button").disabled = !canControl;
+    const live = v.live && canControl;
+    q(el, ".control-note").hidden = !v.live || canControl;
     el.querySelectorAll(".controls button").forEach(b => {
       const verb = b.dataset.verb;
       b.disabled = !live || (verb === "pause" && v.status === "paused") || (verb === "resume" && v.status !== "paused");
@@ -109,7 +109,19 @@
     q(el, ".live-box").hidden = !v.live && q(el, "ol.live").children.length === 0;
   }
 
+  // The header line: a live run's time is the time since it started (its
+  // totals count finished iterations only), a finished run's its total.
+  function meta(c) {
+    const v = c.view;
+    const t = v.totals || {};
+    const ms = v.live && v.started_at ? Date.now() - Date.parse(v.started_at) : t.duration_ms;
+    text(q(c.el, ".meta"), [v.agent && (v.agent + (v.model ? "/" + v.model : "")), v.iteration ? "iteration " + v.iteration : "",
+      v.current_task ? "on " + v.current_task : "", tokens((t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0)) + " tokens",
+      usd(t.cost_usd, t.cost_source), dur(ms), quota(v.quota)].filter(Boolean).join(" · "));
+  }
+
   function tick(c) {
+    if (c.view && c.view.live) meta(c);
     const w = q(c.el, ".wait");
     if (!c.until) { text(w, ""); return; }
     const left = c.until - Date.now();
@@ -167,7 +179,7 @@
         const li = document.createElement("li");
         li.dataset.task = t.id; li.dataset.status = t.status;
         const m = document.createElement("span"); m.className = "mark"; text(m, marks[t.status] || "○");
-        const s = document.createElement("span"); text(s, t.id + " " + t.title + (t.attempts ? " (" + t.attempts + " failed attempts)" : ""));
+        const s = document.createElement("span"); text(s, t.id + " " + t.title + (t.attempts ? " (" + t.attempts + (t.attempts === 1 ? " failed attempt)" : " failed attempts)") : ""));
         li.append(m, s); ul.appendChild(li);
       });
     } catch (e) { /* a plan that does not load shows its error in the header */ }
@@ -228,9 +240,11 @@
   async function refreshAll() {
     try {
       const body = await api("runs");
-      readOnly = body.read_only;
+      canControl = body.can_control;
       if (!body.runs.length) { runsEl.innerHTML = '<p class="empty">No runs yet.</p>'; return; }
       body.runs.forEach(v => { render(v); refresh(v.id); });
+      // The server's order: live runs first, then the latest.
+      body.runs.forEach(v => runsEl.appendChild(cards.get(v.id).el));
     } catch (e) { text(conn, "error: " + e.message); }
   }
 

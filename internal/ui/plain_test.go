@@ -1,0 +1,42 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// TestPlainRunEnded: the last line counts in English and does not repeat
+// a status as its reason ("ralph interrupted: interrupted").
+func TestPlainRunEnded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status, msg string
+		iterations  int
+		want        string
+	}{
+		{"interrupted", "interrupted", 1, "ralph interrupted · 0/2 tasks done · 1 iteration ·"},
+		{"done", "all tasks done", 2, "ralph done: all tasks done · 0/2 tasks done · 2 iterations ·"},
+	} {
+		var out bytes.Buffer
+		NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventRunEnded, Status: tc.status, Message: tc.msg,
+			Plan: &loop.PlanProgress{Total: 2}, Totals: &state.Totals{Iterations: tc.iterations}})
+		if !strings.HasPrefix(out.String(), tc.want) {
+			t.Errorf("run ended %s/%q: got %q, want it to start %q", tc.status, tc.msg, out.String(), tc.want)
+		}
+	}
+}
+
+// TestPlainIterationEnded: one file is "1 file".
+func TestPlainIterationEnded(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventIterationEnded,
+		Record: &state.Record{Outcome: state.OutcomeTaskDone, FilesChanged: 1}})
+	if !strings.Contains(out.String(), "· 1 file") || strings.Contains(out.String(), "1 files") {
+		t.Errorf("got %q, want it to say 1 file", out.String())
+	}
+}
