@@ -34,7 +34,7 @@ type syntax struct {
 var (
 	goSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: "\"`'", chars: true, testingT: true,
 		exit: re(`^return\b|^if\s+true\s*\{\s*return\b`),
-		dead: re(`^(?:\}\s*else\s+)?if\s+false\s*`),
+		dead: re(`^(?:\}\s*else\s+)?if\s+(?:[^;{]*;\s*)?false\s*`),
 		noop: re(`^_(?:\s*,\s*_)*\s*=[^=]|^\{\s*\}$|^;$`)}
 	jsSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: "\"`'",
 		exit: re(`^return\b|^if\s*\(\s*(?:true|1)\s*\)\s*\{?\s*return\b`),
