@@ -414,8 +414,8 @@ func (c *checker) reportDead(f *fileDiff, rows []row, sx syntax, stop line, d de
 
 // stopKind is "exit", "dead" or "" for a line's code.
 func stopKind(sx syntax, code string) string {
-	if code == "" || !strings.ContainsRune("rwie}", rune(code[0])) {
-		return "" // what every exit and dead branch starts with: return, while, if, elif, } else
+	if code == "" || !strings.ContainsRune("rcbwie}", rune(code[0])) {
+		return "" // what every exit and dead branch starts with: return, continue, break, while, if, elif, } else
 	}
 	switch {
 	case sx.exit.MatchString(code):
