@@ -67,6 +67,7 @@ func TestScripts(t *testing.T) {
 			// Scripts that run the go toolchain as a gate share the
 			// build cache go itself uses: a cold one costs seconds.
 			env.Setenv("GOCACHE_SHARED", goCache(work))
+			rustHome(env)
 			// These scripts are about other things than the sandbox: the
 			// fake agent reads its scenario through variables a sandbox
 			// drops (testdata/sandbox has the sandbox's own scripts).
@@ -128,6 +129,24 @@ func reviewOffConfig(configHome string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte("[review]\nwhen = \"off\"\n"), 0o644)
+}
+
+// rustHome keeps rustup's toolchains and cargo's home where they are for
+// the user running the tests: rustup's proxies (cargo, rustc) look for
+// them under HOME, which scripts set to their work directory.
+func rustHome(env *testscript.Env) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return
+	}
+	for name, dir := range map[string]string{"RUSTUP_HOME": ".rustup", "CARGO_HOME": ".cargo"} {
+		if v := os.Getenv(name); v != "" {
+			dir = v
+		} else {
+			dir = filepath.Join(home, dir)
+		}
+		env.Setenv(name, dir)
+	}
 }
 
 // goCache is the go build cache of the user running the tests, or one in

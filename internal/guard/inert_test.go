@@ -21,6 +21,16 @@ var pyUnit = lines(
 	"        self.assertEqual(add(0, 0), 0)", // 12
 )
 
+// pyLoop is a pytest test over a table.
+var pyLoop = lines(
+	"CASES = [(1, 2, 3)]",              // 1
+	"",                                 // 2
+	"",                                 // 3
+	"def test_add():",                  // 4
+	"    for a, b, want in CASES:",     // 5
+	"        assert add(a, b) == want", // 6
+)
+
 // goTestify is a Go test with testify's assertions.
 var goTestify = lines(
 	"package calc",                    // 1
@@ -74,6 +84,9 @@ func TestCheckInert(t *testing.T) {
 		{name: "py: if True: return", before: map[string]string{py: pyUnit},
 			after: pyAt(pyA, "        if True: return\n"+pyA),
 			want:  []string{"assertion-unreachable " + py + ":9", "assertion-unreachable " + py + ":10"}, needsContent: true},
+		{name: "py: continue at the top of a loop", before: map[string]string{"test_loop.py": pyLoop},
+			after: map[string]string{"test_loop.py": sub(t, pyLoop, "    for a, b, want in CASES:\n", "    for a, b, want in CASES:\n        continue\n")},
+			want:  []string{"assertion-unreachable test_loop.py:7"}, needsContent: true},
 		{name: "py: if False: around it", before: map[string]string{py: pyUnit},
 			after: pyAt(pyA, "        if False:\n    "+pyA),
 			want:  []string{"assertion-unreachable " + py + ":9"}},
@@ -99,6 +112,9 @@ func TestCheckInert(t *testing.T) {
 			want:  []string{"assertion-unreachable x_test.go:8"}, needsContent: true},
 		{name: "go: the condition made false", before: map[string]string{"x_test.go": goTest},
 			after: map[string]string{"x_test.go": sub(t, goTest, "\tif got := 1; got != 1 {", "\tif false {")},
+			want:  []string{"assertion-unreachable x_test.go:7"}, needsContent: true},
+		{name: "go: false after the if's statement", before: map[string]string{"x_test.go": goTest},
+			after: map[string]string{"x_test.go": sub(t, goTest, "got != 1 {", "false {")},
 			want:  []string{"assertion-unreachable x_test.go:7"}, needsContent: true},
 		{name: "go: if false around it, gofmt'd", before: map[string]string{"x_test.go": goTest},
 			after: map[string]string{"x_test.go": sub(t, goTest, "\tif got := 1; got != 1 {\n\t\tt.Errorf(\"got %d\", got)\n\t}\n",
@@ -195,6 +211,8 @@ func TestCheckInertNearMisses(t *testing.T) {
 			after: pyAt(pyA+"        self.assertEqual(add(2, 2), 4)\n", "        self.check()\n\n    def check(self):\n"+pyA+"        self.assertEqual(add(2, 2), 4)\n")},
 		{name: "py: a conditional return", before: map[string]string{py: pyUnit},
 			after: pyAt(pyA, "        if add is None:\n            return\n"+pyA)},
+		{name: "py: a conditional continue", before: map[string]string{"test_loop.py": pyLoop},
+			after: map[string]string{"test_loop.py": sub(t, pyLoop, "    for a, b, want in CASES:\n", "    for a, b, want in CASES:\n        if want is None:\n            continue\n")}},
 		{name: "py: a one-line conditional return", before: map[string]string{py: pyUnit},
 			after: pyAt(pyA, "        if add is None: return\n"+pyA)},
 		{name: "py: a return in a nested function", before: map[string]string{py: pyUnit},

@@ -25,7 +25,7 @@ type syntax struct {
 	// first argument (Go's assert.Equal(t, ...)).
 	testingT bool
 	// exit is a statement that leaves its block whatever happens (return,
-	// or a branch taken always); dead opens a branch never taken, its match
+	// continue, break, or one behind a branch always taken); dead opens a branch never taken, its match
 	// ending where the branch's body starts; noop is a statement that does
 	// nothing. Nil where the rules do not read them.
 	exit, dead, noop *regexp.Regexp
@@ -33,23 +33,23 @@ type syntax struct {
 
 var (
 	goSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: "\"`'", chars: true, testingT: true,
-		exit: re(`^return\b|^if\s+true\s*\{\s*return\b`),
-		dead: re(`^(?:\}\s*else\s+)?if\s+false\s*`),
+		exit: re(`^(?:return|continue|break)\b|^if\s+true\s*\{\s*return\b`),
+		dead: re(`^(?:\}\s*else\s+)?if\s+(?:[^;{]*;\s*)?false\s*`),
 		noop: re(`^_(?:\s*,\s*_)*\s*=[^=]|^\{\s*\}$|^;$`)}
 	jsSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: "\"`'",
-		exit: re(`^return\b|^if\s*\(\s*(?:true|1)\s*\)\s*\{?\s*return\b`),
+		exit: re(`^(?:return|continue|break)\b|^if\s*\(\s*(?:true|1)\s*\)\s*\{?\s*return\b`),
 		dead: re(`^(?:\}\s*else\s+)?(?:if|while)\s*\(\s*(?:false|0|null|undefined)\s*\)\s*`),
 		noop: re(`^(?:;|\{\s*\};?|void\s+0;?|(?:true|false|null|undefined|0);?)$`)}
 	rsSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: `"'`, chars: true,
-		exit: re(`^return\b|^if\s+true\s*\{\s*return\b`),
+		exit: re(`^(?:return|continue|break)\b|^if\s+true\s*\{\s*return\b`),
 		dead: re(`^(?:\}\s*else\s+)?(?:if|while)\s+false\s*`),
 		noop: re(`^(?:let\s+_\w*\s*=.*;|\(\);?|;|\{\s*\})$`)}
 	jvmSyntax = syntax{line: []string{"//"}, open: "/*", close: "*/", quotes: "\"'`", chars: true,
-		exit: re(`^return\b|^if\s*\(\s*true\s*\)\s*\{?\s*return\b`),
+		exit: re(`^(?:return|continue|break)\b|^if\s*\(\s*true\s*\)\s*\{?\s*return\b`),
 		dead: re(`^(?:\}\s*else\s+)?(?:if|while)\s*\(\s*false\s*\)\s*`),
 		noop: re(`^(?:;|\{\s*\})$`)}
 	pySyntax = syntax{line: []string{"#"}, open: `"""`, close: `"""`, quotes: `"'`, indented: true,
-		exit: re(`^return\b|^if\s+(?:True|1)\s*:\s*return\b`),
+		exit: re(`^(?:return|continue|break)\b|^if\s+(?:True|1)\s*:\s*return\b`),
 		dead: re(`^(?:el)?if\s+(?:False|0|None)\s*:|^while\s+(?:False|0|None)\s*:`),
 		noop: re(`^(?:pass|\.\.\.|None|True|False|0)$`)}
 	shSyntax = syntax{line: []string{"#"}, quotes: `"'`}
