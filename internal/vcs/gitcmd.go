@@ -140,7 +140,7 @@ func (g *Git) exec(ctx context.Context, sandbox proc.Wrapper, env []string, stdi
 		}
 		c.Sandbox, c.Dir = sandbox, g.project
 	}
-	res, err := proc.Run(ctx, c)
+	res, err := g.runRecorded(ctx, c)
 	if err == nil {
 		err = res.Err()
 	}
