@@ -56,6 +56,17 @@ func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan
 	} else if cfg.Parallel > 1 {
 		return nil, usageError(fmt.Errorf("--parallel needs a git repository: each task works in a git worktree of its own (%w)", err))
 	}
+	if g, ok := s.repo.(*vcs.Git); ok {
+		// Under the run's lock no git of ralph's runs: one that left the
+		// index locked was killed.
+		msg, err := g.RemoveStaleLock()
+		if err != nil {
+			return nil, err
+		}
+		if msg != "" {
+			fmt.Fprintln(f.IO.ErrOut, "ralph: "+msg)
+		}
+	}
 	if s.repo != nil {
 		if err := s.prepareRepo(ctx, cfg); err != nil {
 			return nil, err

@@ -79,6 +79,19 @@ func (r *runner) holdRefused(c *classified, t task.Task, commitErr error, startT
 	return true
 }
 
+// refuseClaim holds the claimed task when the claim's look at the tree
+// found git refusing paths in it: no commit could take the tree, so the
+// claim is not accepted (c's outcome is commit_refused) and the task is
+// held as holdRefused holds one whose commit failed so.
+func (r *runner) refuseClaim(c *classified, t task.Task, ids []string, rf refusal) {
+	held := t.ID
+	if len(ids) > 0 && !slices.Contains(ids, held) {
+		held = ids[0]
+	}
+	r.st.Held = held
+	c.outcome, c.errText = state.OutcomeCommitRefused, refusalText(rf)
+}
+
 // refusedAttempt records a commit_refused attempt of the held task, and
 // stops the run after max-attempts of them.
 func (r *runner) refusedAttempt(t task.Task, it iteration) error {

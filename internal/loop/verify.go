@@ -373,6 +373,12 @@ func (r *runner) verify(ctx context.Context, c *classified, t task.Task, ids []s
 	if r.deps.Trees != nil {
 		cl = r.readClaim(ctx, t, ids)
 	}
+	if rf, ok := asRefusal(cl.err); ok && r.opts.Commit {
+		// No commit can take this tree: the claim is held before any
+		// reviewer spends on it.
+		r.refuseClaim(c, t, ids, rf)
+		return false
+	}
 	// The guard still reads the diff with them (a strict guard rejects
 	// the claim); settle looks again at the tree they were put back in.
 	if r.putBackOwn(ctx, cl) {

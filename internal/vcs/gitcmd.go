@@ -165,7 +165,7 @@ func (g *Git) exec(ctx context.Context, c gitCall, args ...string) ([]byte, erro
 		// user's PATH: the agent runs unconfined too.)
 		cmd.Env = g.out.Environ(cmd.Env)
 	}
-	res, err := proc.Run(ctx, cmd)
+	res, err := g.runRecorded(ctx, cmd)
 	if err == nil {
 		err = res.Err()
 	}
