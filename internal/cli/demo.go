@@ -26,14 +26,16 @@ type demoOptions struct {
 const demoLong = `Run the whole loop on a throwaway project with a built-in simulated agent:
 no API key, no network, about twenty seconds.
 
-The project (a four-task prd.json, a git repository) is made in a new
-temporary directory, or in -C DIR (which must be new or empty). The real
-loop works through the plan: the simulated agent streams text and tool
-calls, writes real files, fails a task once and recovers, hits a usage
-limit and waits for it to reset, and every accepted task is committed.
-The temporary directory is removed when the demo ends; with --keep (or
--C DIR) it stays, to look around with ralph history, ralph logs and
-git log.
+The project (a four-task prd.json, its ralph.toml, a git repository) is
+made in a new temporary directory, or in -C DIR (which must be new or
+empty). The real loop works through the plan: the simulated agent streams
+text and tool calls, writes real files, hits a usage limit and waits for
+it to reset, and each check of a done claim catches a bad one: the gate
+(go test, simulated) a broken change, the tamper guard a weakened test,
+the reviewer (review.when = "task", played by the simulated agent) a
+claim that does half the task. Every accepted task is committed. The
+temporary directory is removed when the demo ends; with --keep (or -C
+DIR) it stays, to look around with ralph history, ralph logs and git log.
 
 On a terminal the run is shown in the TUI (p pause, s skip, q stop,
 l transcript); --no-tui and pipes get plain lines.`

@@ -19,9 +19,13 @@ import (
 // stream-json to the transcript, and decodes it with the real Claude
 // decoder, so the loop sees exactly what a real agent run gives it.
 //
-// The scripts fail once and recover: DEMO-2's first attempt ends with
-// TASK_FAILED (its test fails), DEMO-3's first call hits a usage limit
-// that resets a few seconds later.
+// The scripts fail and recover, each failure caught by another check:
+// DEMO-2's first claim breaks its test (the gate catches it), DEMO-3's
+// first call hits a usage limit that resets a few seconds later and its
+// second weakens a test to pass (the tamper guard catches it), DEMO-4's
+// first claim leaves out half the task (the reviewer catches it). The
+// same agent reviews: given a review prompt, it plays the reviewer's
+// script of the task (reviewScript).
 type Agent struct {
 	// Speed scales the pauses between steps: 1 is a watchable pace, 2
 	// twice as fast, 0 no pauses at all.
@@ -50,23 +54,32 @@ func (*Agent) Invocation(req agent.Request) (agent.Invocation, error) {
 func (a *Agent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
 	start := a.now()
 	id := taskIn(req.Prompt)
+	review := strings.Contains(req.Prompt, reviewPrompt)
+	key := id
+	if review {
+		key = "review " + id
+	}
 	a.mu.Lock()
 	if a.calls == nil {
 		a.calls = map[string]int{}
 	}
-	a.calls[id]++
-	call := a.calls[id]
+	a.calls[key]++
+	call := a.calls[key]
 	a.mu.Unlock()
+	steps := script(id, call, a.now())
+	if review {
+		steps = reviewScript(id, call)
+	}
 
 	dec, err := decoder()
 	if err != nil {
 		return agent.Result{}, err
 	}
 	s := &stream{a: a, ctx: ctx, dir: req.Dir, sink: sink, dec: dec,
-		session: fmt.Sprintf("demo-%s-%d", strings.ToLower(id), call)}
+		session: fmt.Sprintf("demo-%s-%d", strings.ToLower(strings.ReplaceAll(key, " ", "-")), call)}
 	s.line(map[string]any{"type": "system", "subtype": "init", "session_id": s.session, "cwd": req.Dir,
 		"model": "demo-sim", "tools": []string{"Bash", "Read", "Write", "Edit"}})
-	err = s.play(script(id, call, a.now()))
+	err = s.play(steps)
 	res := dec.Finish()
 	res.Duration = a.now().Sub(start)
 	if err != nil {
@@ -92,6 +105,10 @@ func decoder() (agent.Decoder, error) {
 	}
 	return ad.NewDecoder(), nil
 }
+
+// reviewPrompt is what tells a review prompt (ralph's review template)
+// from a task's.
+const reviewPrompt = "You are a code reviewer."
 
 // taskIn finds the task a prompt names: the demo task id that appears
 // first (the prompt names its task before anything else).

@@ -1,13 +1,16 @@
 // Package demo is `ralph demo`: a throwaway project with a small plan, and
 // a simulated coding agent that works through it, so that the whole loop
-// (prompts, streamed events, a failure and its recovery, a usage-limit
-// wait, gates of a kind, commits) can be seen in a minute without an
-// account, an API key or a network.
+// (prompts, streamed events, a usage-limit wait, the checks of a done
+// claim, each catching a bad one, commits) can be seen in a minute
+// without an account, an API key or a network: the gate (simulated go
+// test) catches a broken change, the tamper guard a weakened test, the
+// reviewer (the simulated agent again) a claim that does half the task.
 //
 // The simulated agent is product code, not a test fixture: it implements
 // the loop's Agent interface, writes real files, and streams Claude Code's
 // stream-json, which the real Claude decoder reads. It never starts a
-// process; the only one the demo starts is `git init` (git.go).
+// process; the only ones the demo starts are git's (git.go, and the
+// guard's look at the diff).
 package demo
 
 import (
@@ -70,6 +73,20 @@ const readme = "# Greeter\n\nA throwaway project made by `ralph demo`: the plan 
 
 const gomod = "module greeter\n\ngo 1.22\n"
 
+// config is the demo project's ralph.toml: what the demo runs with (Run),
+// for the user to read. Its agent and gate are simulated there.
+const config = `# The settings ralph demo runs with: the go test gate, the strict tamper
+# guard, and a reviewer on each task. The demo simulates the agent, the
+# reviewer (the same agent) and the gate; ralph run here would run them.
+guard = "strict"
+
+[gates]
+commands = ["` + GateCommand + `"]
+
+[review]
+when = "task"
+`
+
 // Create writes the demo project into dir, which must be missing or
 // empty, and returns the plan's path.
 func Create(dir string) (string, error) {
@@ -87,6 +104,7 @@ func Create(dir string) (string, error) {
 		{PlanFile, plan},
 		{"README.md", readme},
 		{"go.mod", gomod},
+		{"ralph.toml", config},
 	}
 	var errs []error
 	for _, f := range files {

@@ -68,10 +68,17 @@ func Run(ctx context.Context, dir string, opts Options) error {
 			return err
 		}
 		deps.Repo = g
+		// The guard and the reviewer read each claim's diff.
+		deps.Trees = g
 	}
+	// ralph.toml's settings (config): the gate, the strict guard, a
+	// reviewer on each task, played by the simulated agent.
+	deps.Gate = Gate{Dir: dir}
+	deps.Reviewer = deps.Agent
 	lopts := loop.Options{
 		Dir: dir, MaxIterations: 20, MaxAttempts: 3, Timeout: 5 * time.Minute, MaxWait: time.Hour,
 		Grace: time.Second, StuckThreshold: 5, Commit: true, Env: opts.Environ, PID: os.Getpid(),
+		Guard: loop.GuardStrict, Review: loop.ReviewOptions{When: loop.ReviewTask, Model: "simulated"},
 	}
 	return loop.Run(ctx, lopts, deps)
 }

@@ -1,14 +1,17 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/state"
 )
 
 // TestAutoReview: review.when = auto reviews each task of a run that has
@@ -132,5 +135,50 @@ func TestAutoReviewCountsAgainstTheBudget(t *testing.T) {
 	}
 	if got := f.store.st.Totals.CostUSD; got != 0.75 {
 		t.Errorf("totals cost = %v, want 0.75", got)
+	}
+}
+
+// shipper is a reviewer that ships every claim, safe to call from
+// --parallel's workers at once.
+type shipper struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (s *shipper) Name() string { return "fake" }
+func (s *shipper) Invocation(agent.Request) (agent.Invocation, error) {
+	return agent.Invocation{Argv: []string{"fake"}}, nil
+}
+func (s *shipper) Run(context.Context, agent.Request, agent.Sink) (agent.Result, error) {
+	s.mu.Lock()
+	s.calls++
+	s.mu.Unlock()
+	return verdict("<promise>SHIP</promise>", 0.25), nil
+}
+
+// TestAutoReviewInParallelWorkers: the run's decision goes with each
+// --parallel worker: with no gate, every task is reviewed in its
+// worktree.
+func TestAutoReviewInParallelWorkers(t *testing.T) {
+	t.Parallel()
+	f := newParFixture(t, ids("A", "B", "C")...)
+	reviewer := &shipper{}
+	opts := Options{Review: ReviewOptions{When: ReviewAuto}}
+	opts.Dir = "/repo"
+	opts.Commit = true
+	opts.MaxAttempts = 3
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: f.main, Reviewer: reviewer,
+		Emit: func(e Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() }}
+	err := RunParallel(t.Context(), opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/.ralph/worktrees"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reviewer.calls != 3 {
+		t.Errorf("the reviewer ran %d times, want 3", reviewer.calls)
+	}
+	for _, r := range f.store.history {
+		if r.Outcome != state.OutcomeTaskDone || r.Review == nil || r.Review.Verdict != "SHIP" {
+			t.Errorf("history: %s %s, review %+v", r.TaskID, r.Outcome, r.Review)
+		}
 	}
 }
