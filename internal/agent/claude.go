@@ -46,10 +46,10 @@ func claudeSpec() Spec {
 		// executable itself.
 		ReadOnly: under(dirs, "local"),
 		// The login, and this run's transcripts (claude --resume finds
-		// them); memory files under projects are instructions to later
-		// sessions, and are not.
-		WriteBack:  under(dirs, ".credentials.json", "projects/**/*.jsonl"),
-		OwnSession: sessionsIn("projects", claudeDashed),
+		// them), by their exact shape (claudeSession); memory files
+		// under projects are instructions to later sessions, and are not.
+		WriteBack:  under(dirs, ".credentials.json", "projects/*/*.jsonl", "projects/*/*/subagents/*.jsonl"),
+		OwnSession: claudeSession,
 		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"},
 	}
 }

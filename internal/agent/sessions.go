@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,6 +80,49 @@ func claudeDashed(_, dir, elem string) bool {
 	hash, ok := strings.CutPrefix(elem, d[:claudeMaxName]+"-")
 	return ok && hash != "" && !strings.Contains(hash, "-")
 }
+
+// claudeSessionName and claudeSubagentName are the names of Claude
+// Code's transcripts: projects/DIR/SESSION.jsonl, and a subagent's
+// projects/DIR/SESSION/subagents/agent-ID.jsonl, SESSION a UUID.
+var (
+	claudeSessionName  = regexp.MustCompile(`^projects/([^/]+)/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$`)
+	claudeSubagentName = regexp.MustCompile(`^projects/([^/]+)/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/subagents/agent-[0-9a-zA-Z_-]+\.jsonl$`)
+)
+
+// claudeSession is Claude Code's OwnSession: a file under projects/ is
+// written back only when it has a transcript's exact shape, a name above
+// in the directory of one of dirs (claudeDashed) whose first line is a
+// transcript record, a JSON object with a type, of that session when it
+// names one. Anything else the agent wrote there (a memory/notes.jsonl)
+// is not a transcript.
+func claudeSession(root, rel string, head io.Reader, dirs []string) bool {
+	if !strings.HasPrefix(rel, "projects/") {
+		return true
+	}
+	m := claudeSessionName.FindStringSubmatch(rel)
+	if m == nil {
+		m = claudeSubagentName.FindStringSubmatch(rel)
+	}
+	if m == nil || !slices.ContainsFunc(dirs, func(d string) bool { return claudeDashed(root, d, m[1]) }) {
+		return false
+	}
+	var first struct {
+		Type      string  `json:"type"`
+		SessionID *string `json:"sessionId"`
+	}
+	line, err := bufio.NewReader(io.LimitReader(head, maxHeadLine)).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	if json.Unmarshal(line, &first) != nil || first.Type == "" {
+		return false
+	}
+	return first.SessionID == nil || *first.SessionID == m[2]
+}
+
+// maxHeadLine bounds the first line of a session file read to tell what
+// it is.
+const maxHeadLine = 1 << 20
 
 // geminiSlug is Gemini CLI's name for the directory of a project's
 // sessions (tmp/NAME/chats).

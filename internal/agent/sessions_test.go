@@ -16,6 +16,8 @@ func TestOwnSession(t *testing.T) {
 	dirs := []string{project, worktree}
 	long := "/home/u/" + strings.Repeat("deep/", 45) + "app" // longer than claudeMaxName once dashed
 	longName := dash(long)[:claudeMaxName] + "-1x2y3z"
+	const sid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	const rec = `{"parentUuid":null,"sessionId":"` + sid + `","type":"user","message":{"role":"user","content":"hi"}}` + "\n"
 
 	gemini := t.TempDir()
 	write := func(rel, content string) {
@@ -44,15 +46,23 @@ func TestOwnSession(t *testing.T) {
 		want                   bool
 	}{
 		{"claude", "/h/.claude", ".credentials.json", "", dirs, true},
-		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/s.jsonl", "", dirs, true},
-		{"claude", "/h/.claude", "projects/-home-u--wt-w-1/s/subagents/a.jsonl", "", dirs, true},
-		{"claude", "/h/.claude", "projects/-home-victim-app/s.jsonl", "", dirs, false},
-		{"claude", "/h/.claude", "projects/s.jsonl", "", dirs, false},
-		{"claude", "/h/.claude", "projects/" + longName + "/s.jsonl", "", []string{long}, true},
-		{"claude", "/h/.claude", "projects/" + longName + "-x/s.jsonl", "", []string{long}, false},
-		{"claude", "/h/.claude", "projects/" + dash(long)[:claudeMaxName] + "/s.jsonl", "", []string{long}, false},
-		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/s.jsonl", "", nil, false},
-		{"claude", "/h/.claude", "projects/-home-u-caf---/s.jsonl", "", []string{"/home/u/café😀"}, true}, // é one unit, 😀 two
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", rec, dirs, true},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", `{"type":"summary","summary":"x"}`, dirs, true},
+		{"claude", "/h/.claude", "projects/-home-u--wt-w-1/" + sid + "/subagents/agent-a1b2.jsonl", rec, dirs, true},
+		{"claude", "/h/.claude", "projects/-home-victim-app/" + sid + ".jsonl", rec, dirs, false},
+		{"claude", "/h/.claude", "projects/" + sid + ".jsonl", rec, dirs, false},
+		{"claude", "/h/.claude", "projects/" + longName + "/" + sid + ".jsonl", rec, []string{long}, true},
+		{"claude", "/h/.claude", "projects/" + longName + "-x/" + sid + ".jsonl", rec, []string{long}, false},
+		{"claude", "/h/.claude", "projects/" + dash(long)[:claudeMaxName] + "/" + sid + ".jsonl", rec, []string{long}, false},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", rec, nil, false},
+		{"claude", "/h/.claude", "projects/-home-u-caf---/" + sid + ".jsonl", rec, []string{"/home/u/café😀"}, true}, // é one unit, 😀 two
+		// Not a transcript's shape (issue 37, attack 8): another name, a
+		// memory file, a first line that is no record of the session.
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/memory/notes.jsonl", rec, dirs, false},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/notes.jsonl", rec, dirs, false},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", "# notes\n", dirs, false},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", `{"note":"x"}`, dirs, false},
+		{"claude", "/h/.claude", "projects/-home-u-my-app-v2/" + sid + ".jsonl", `{"type":"user","sessionId":"other"}`, dirs, false},
 		{"qwen", "/h/.qwen", "projects/-home-u-my-app-v2/chats/s.jsonl", "", dirs, true},
 		{"qwen", "/h/.qwen", "projects/-etc/chats/s.jsonl", "", dirs, false},
 		{"qwen", "/h/.qwen", "oauth_creds.json", "", dirs, true},

@@ -531,7 +531,8 @@ func loopOptions(f *Factory, dir string, cfg config.Config) (loop.Options, error
 		Timeout: cfg.Timeout.D(), IdleTimeout: cfg.IdleTimeout.D(), Grace: cfg.Grace.D(),
 		Delay: cfg.Delay.D(), MaxWait: cfg.MaxWait.D(), Budget: cfg.Budget,
 		Strategies: strategies, Commit: !cfg.NoCommit, CommitTemplate: cfg.CommitTemplate, StuckThreshold: cfg.Stuck,
-		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens), AllowFailingGates: cfg.AllowFailingGates,
+		Env: f.Environ(), PID: os.Getpid(), MaxTokens: int64(cfg.MaxTokens),
+		TranscriptMax: int64(cfg.TranscriptMax) << 20, TranscriptMaxRun: int64(cfg.TranscriptMaxRun) << 20, AllowFailingGates: cfg.AllowFailingGates,
 		Prices: priceTable(cfg), QuotaReserve: cfg.QuotaReserve, QuotaWindows: cfg.QuotaWindows, QuotaAction: cfg.QuotaAction,
 	}
 	if cfg.Prompt != "" {

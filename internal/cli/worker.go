@@ -111,6 +111,8 @@ func runWorker(ctx context.Context, opts *runOptions) error {
 		Union:    []string{path.Join(relDir, state.ProgressFile)},
 		Emit:     redacting(screen.Handle),
 		Check:    func() error { return workerBudget(cfg.Budget, cfg.MaxTokens, spent) },
+		// Each task's run obeys ralph.toml as the worktree has it.
+		Pinned: []string{path.Join(relDir, "ralph.toml")},
 		Run: func(ctx context.Context, taskDir, taskID string) error {
 			o := *opts
 			o.Worker, o.Task, o.Plan, o.NoTUI = false, taskID, planInDir, true

@@ -42,6 +42,11 @@ type Config struct {
 	// MaxTokens is a token budget for agents that report no cost: no
 	// iteration starts once the run has used this many tokens (0: none).
 	MaxTokens int `toml:"max-tokens"`
+	// TranscriptMax and TranscriptMaxRun bound, in MiB, what an
+	// iteration's transcript and all of a run's keep on disk; past them
+	// the agent's output is still decoded, not stored.
+	TranscriptMax    int `toml:"transcript-max"`
+	TranscriptMaxRun int `toml:"transcript-max-run"`
 	// Prices override and extend the built-in price table, by model
 	// ([prices."MODEL"], file only).
 	Prices map[string]Price `toml:"prices"`
@@ -370,6 +375,8 @@ func Defaults() Config {
 		Parallel:      1,
 		Grace:         Duration(5 * time.Second),
 		Stuck:         5,
+		TranscriptMax:    256,
+		TranscriptMaxRun: 2048,
 		Gates:         Gates{Timeout: Duration(10 * time.Minute)},
 		// The same as the loop's default (config must not import it).
 		CommitTemplate: DefaultCommitTemplate,

@@ -55,6 +55,8 @@ var layerValues = map[string][3]string{
 	"grace":               {"10s", "20s", "30s"},
 	"stuck-threshold":     {"7", "8", "9"},
 	"max-tokens":          {"1000", "2000", "3000"},
+	"transcript-max":      {"10", "20", "30"},
+	"transcript-max-run":  {"100", "200", "300"},
 	"gates.commands":      {"make test", "go test ./...,go vet ./...", "make check"},
 	"gates.timeout":       {"1m", "2m", "3m"},
 	"commit-template":     {"feat: {{.ID}}", "{{.ID}}: {{.Title}}", "chore({{.ID}}): {{.Title}}"},

@@ -202,6 +202,12 @@ func fields() []field {
 			doc:   "token budget for the run, for agents that report no cost; 0: none",
 			check: func(c *Config) string { return atLeast(c.MaxTokens, 0) },
 			flag:  runFlag("max-tokens", "", "stop before an iteration once this many tokens are used, for agents that report no cost (0: none)")},
+		{key: "transcript-max", ptr: func(c *Config) any { return &c.TranscriptMax },
+			doc:   "MiB of an iteration's agent output kept in its transcript; past it the output is still read for events, not stored",
+			check: func(c *Config) string { return atLeast(c.TranscriptMax, 1) }},
+		{key: "transcript-max-run", ptr: func(c *Config) any { return &c.TranscriptMaxRun },
+			doc:   "MiB of agent output a run keeps in its transcripts, all iterations together",
+			check: func(c *Config) string { return atLeast(c.TranscriptMaxRun, 1) }},
 		{key: "quota-reserve", ptr: func(c *Config) any { return &c.QuotaReserve },
 			doc: "percent of each protected usage window to leave unused: no iteration starts once the agent reports a window past 100 minus it; 0: no pacing",
 			check: func(c *Config) string {

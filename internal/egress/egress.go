@@ -63,6 +63,11 @@ type Proxy struct {
 	// Decide is told of every request's outcome, from many goroutines at
 	// once; nil tells no one.
 	Decide func(Decision)
+	// HostAddrs lists the addresses of the host's own interfaces, asked
+	// at each request (an interface may come up during a run); nil means
+	// the system's. A service listening on all of them is reachable at a
+	// public one too: those are refused unless named, as loopback is.
+	HostAddrs func() ([]netip.Addr, error)
 }
 
 // Timeouts for what ralph's side controls. Nothing times out a response
@@ -135,13 +140,17 @@ type server struct {
 	resolve   func(ctx context.Context, host string) ([]netip.Addr, error)
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	decide    func(Decision)
+	hostAddrs func() ([]netip.Addr, error)
 	transport *http.Transport
 	forwarder *httputil.ReverseProxy
 	handlers  sync.WaitGroup
 }
 
 func newServer(p *Proxy) *server {
-	s := &server{policy: p.Policy, resolve: p.Resolve, dial: p.Dial, decide: p.Decide}
+	s := &server{policy: p.Policy, resolve: p.Resolve, dial: p.Dial, decide: p.Decide, hostAddrs: p.HostAddrs}
+	if s.hostAddrs == nil {
+		s.hostAddrs = interfaceAddrs
+	}
 	if s.resolve == nil {
 		s.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -206,7 +215,14 @@ func (s *server) check(w http.ResponseWriter, r *http.Request, host string, port
 			return target{}, false
 		}
 	}
-	if ok, reason := s.policy.Check(name, port, addrs); !ok {
+	own, err := s.hostAddrs()
+	if err != nil {
+		// Not knowing the host's own addresses, none is known safe.
+		d.Reason = "the host's own addresses cannot be listed: " + err.Error()
+		s.refuse(w, d, http.StatusForbidden)
+		return target{}, false
+	}
+	if ok, reason := s.policy.withHost(own).Check(name, port, addrs); !ok {
 		d.Reason = reason
 		s.refuse(w, d, http.StatusForbidden)
 		return target{}, false
@@ -265,4 +281,19 @@ func parsePortNumber(s string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// interfaceAddrs lists the addresses of the host's interfaces, unmapped.
+func interfaceAddrs() ([]netip.Addr, error) {
+	ifas, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range ifas {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,18 @@ import (
 // addresses, and their IPv4-mapped and NAT64 (64:ff9b::/96) forms.
 type Policy struct {
 	entries []entry
+	// host are the addresses of the host's own interfaces: not public,
+	// whatever their range (withHost).
+	host []netip.Addr
+}
+
+// withHost is p with the host's own addresses, which a request reaches
+// only when an entry names them (by IP or CIDR, or the host by its exact
+// name): a service that listens on all interfaces is on the host's
+// public address too.
+func (p Policy) withHost(addrs []netip.Addr) Policy {
+	p.host = addrs
+	return p
 }
 
 // kind is what an allow-hosts entry names.
@@ -269,6 +282,9 @@ func (p Policy) Check(host string, port int, addrs []netip.Addr) (ok bool, reaso
 	for _, a := range addrs {
 		a = a.Unmap()
 		what, public := describe(a)
+		if public && slices.Contains(p.host, a) {
+			what, public = "one of the host's own addresses", false
+		}
 		if public || named || p.names(a, port) {
 			continue
 		}

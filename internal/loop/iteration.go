@@ -61,7 +61,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	if err != nil {
 		return iteration{}, fmt.Errorf("create transcript: %w", err)
 	}
-	out := &transcript{f: f}
+	out := r.newTranscript(f)
 	r.seeTree(ctx)
 	var doneBefore map[string]bool // what the agent ticks: agent ownership only
 	if r.opts.Ownership == task.OwnerAgent {

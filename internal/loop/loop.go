@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/completion"
@@ -41,6 +43,10 @@ type Options struct {
 	// MaxTokens is a token budget for agents that report no cost; 0 means
 	// none.
 	MaxTokens int64
+	// TranscriptMax and TranscriptMaxRun bound the bytes of agent output
+	// an iteration's transcript and the run's keep (0: 256 MiB, 2 GiB);
+	// past them the output is decoded, not stored (resources.go).
+	TranscriptMax, TranscriptMaxRun int64
 	// Prices estimates the cost of agents that report tokens only; nil:
 	// their cost is unknown (money.go).
 	Prices Pricer
@@ -201,6 +207,10 @@ type runner struct {
 	// guard finding (plangates.go).
 	planGates []string
 	taskGates map[string][]string
+	// transcriptLeft is what the run's transcripts may still store, set
+	// once (resources.go).
+	transcriptLeft atomic.Int64
+	transcriptOnce sync.Once
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {

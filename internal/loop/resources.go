@@ -1,10 +1,12 @@
 package loop
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -75,11 +77,56 @@ func (r *runner) projectGone(err error) error {
 type transcript struct {
 	f   *os.File
 	err error
+	// left is what this iteration may still store; runLeft, the run's
+	// (the runner's, shared by its iterations). cut: the marker is
+	// written.
+	left    int64
+	runLeft *atomic.Int64
+	cut     bool
+}
+
+// Default bounds of what transcripts keep (Options.TranscriptMax and
+// TranscriptMaxRun): an agent printing without end must not fill the
+// disk under .ralph/.
+const (
+	defaultTranscriptMax    = 256 << 20
+	defaultTranscriptMaxRun = 2 << 30
+)
+
+// newTranscript is the transcript written to f, within the bounds.
+func (r *runner) newTranscript(f *os.File) *transcript {
+	r.transcriptOnce.Do(func() {
+		r.transcriptLeft.Store(cmp.Or(r.opts.TranscriptMaxRun, defaultTranscriptMaxRun))
+	})
+	return &transcript{f: f, left: cmp.Or(r.opts.TranscriptMax, defaultTranscriptMax), runLeft: &r.transcriptLeft}
 }
 
 func (t *transcript) Write(p []byte) (int, error) {
+	full := len(p)
 	if t.err != nil {
-		return len(p), nil
+		return full, nil
+	}
+	if t.runLeft != nil {
+		// The run's share is taken first, and what it did not have
+		// given back: iterations of --parallel write at once.
+		n := min(int64(len(p)), t.left)
+		if after := t.runLeft.Add(-n); after < 0 {
+			back := min(-after, n)
+			t.runLeft.Add(back)
+			n -= back
+		}
+		t.left -= n
+		if n < int64(len(p)) {
+			p = p[:n]
+			if !t.cut {
+				t.cut = true
+				p = append(p[:n:n], "\n[ralph: the transcript stops here: transcript-max or transcript-max-run reached; "+
+					"the rest of the agent's output was read for events, not stored]\n"...)
+			}
+		}
+	}
+	if len(p) == 0 {
+		return full, nil
 	}
 	if _, err := t.f.Write(p); err != nil {
 		t.err = err
@@ -87,7 +134,7 @@ func (t *transcript) Write(p []byte) (int, error) {
 			_ = t.f.Truncate(0)
 		}
 	}
-	return len(p), nil
+	return full, nil
 }
 
 // close closes the file and says what went wrong with it, nil when

@@ -38,7 +38,7 @@ func (s *Store) Accepting(runID string, ids []string) (bool, error) {
 	}
 	s.Accepted()
 	path := s.path(name)
-	if err := s.fs().Append(path, nil, 0o644); err != nil {
+	if err := s.fs().Append(path, nil, 0o600); err != nil {
 		return false, fmt.Errorf("record the acceptance: %w", err)
 	}
 	s.mu.Lock()

@@ -65,7 +65,7 @@ func (s *Store) archiveRun(last string, now time.Time) (*Archived, error) {
 		for n := 2; s.exists(folder); n++ {
 			folder = fmt.Sprintf("%s-%d", base, n)
 		}
-		if err := s.fs().MkdirAll(folder, 0o755); err != nil {
+		if err := s.fs().MkdirAll(folder, 0o700); err != nil {
 			return nil, err
 		}
 		for _, src := range files {

@@ -43,7 +43,7 @@ func (s *Store) AppendHistory(rec Record) error {
 		}
 		s.repaired = true
 	}
-	if err := s.fs().Append(path, line, 0o644); err != nil {
+	if err := s.fs().Append(path, line, 0o600); err != nil {
 		return fmt.Errorf("append history: %w", err)
 	}
 	return nil

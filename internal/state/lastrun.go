@@ -46,7 +46,7 @@ func (s *Store) SavePlan(planPath string) error {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	dir := s.path(LastPlanDir)
-	if err := s.fs().MkdirAll(dir, 0o755); err != nil {
+	if err := s.fs().MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("save plan: %w", err)
 	}
 	name := filepath.Base(planPath)

@@ -122,7 +122,7 @@ func (s *Store) Lock(pid int) (release func() error, err error) {
 		return nil, fmt.Errorf("lock: invalid pid %d", pid)
 	}
 	path := s.path(LockFile)
-	f, err := s.fs().OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := s.fs().OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

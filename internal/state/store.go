@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/projectfs"
@@ -59,7 +60,13 @@ func Open(projectDir string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
-	if err := s.fs().MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
+	if err := s.fs().MkdirAll(filepath.Join(dir, RunsDir), 0o700); err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	// What ralph keeps of a run is the user's alone, whatever the umask
+	// (and a .ralph/ an older ralph made 0755): prompts, transcripts,
+	// its own git index.
+	if err := private(dir); err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
 	// .ralph/ ignores itself, as soon as it exists: a run refused before
@@ -153,7 +160,7 @@ func (s *Store) SaveState(st State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	data = append(data, '\n')
-	if err := s.fs().WriteFile(s.path(StateFile), data, 0o644); err != nil {
+	if err := s.fs().WriteFile(s.path(StateFile), data, 0o600); err != nil {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
@@ -186,7 +193,7 @@ func (s *Store) IterationFiles(runID string, iteration int) (promptPath, outPath
 		return "", "", err
 	}
 	promptPath, outPath = TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
-	if err := s.fs().MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+	if err := s.fs().MkdirAll(filepath.Dir(outPath), 0o700); err != nil {
 		return "", "", fmt.Errorf("transcript: %w", err)
 	}
 	return promptPath, outPath, nil
@@ -223,10 +230,10 @@ func (s *Store) PrepareIteration(runID string, iteration int) {
 	promptPath, outPath := TranscriptFiles(filepath.Dir(s.dir), runID, iteration)
 	s.ahead.wg.Go(func() {
 		var made []string
-		_ = s.fs().MkdirAll(filepath.Dir(outPath), 0o755)
+		_ = s.fs().MkdirAll(filepath.Dir(outPath), 0o700)
 		for _, p := range []string{promptPath, outPath} {
 			// O_EXCL: never a file that is there already.
-			if f, err := s.fs().OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			if f, err := s.fs().OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
 				_ = f.Close()
 				made = append(made, p)
 			}
@@ -296,4 +303,16 @@ func position(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = len(before) - bytes.LastIndexByte(before, '\n')
 	return line, col
+}
+
+// private makes the directory dir 0700, without following a link in its
+// place: everything ralph keeps beneath it is then the user's alone,
+// whatever mode the umask (or git, for its index) gave it.
+func private(dir string) error {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Chmod(0o700)
 }

@@ -24,7 +24,8 @@ import (
 // terminals take as ESC and a letter). Colour too: ralph colours what it
 // renders itself, after. Invalid UTF-8 becomes U+FFFD. The bidirectional
 // controls and zero-width characters, which reorder or hide what a line
-// seems to say (Trojan Source), are shown as <U+202E>.
+// seems to say (Trojan Source), are shown as <U+202E> (but for the
+// joiners that words and emoji need).
 func Text(s string) string {
 	if clean(s) {
 		return s
@@ -45,7 +46,7 @@ func Text(s string) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
 			// Another control: dropped.
-		case hidden(r):
+		case hidden(r) && !joiner(r):
 			fmt.Fprintf(&b, "<U+%04X>", r)
 		default:
 			b.WriteRune(r) // U+FFFD for an invalid byte
@@ -127,6 +128,11 @@ func hidden(r rune) bool {
 	}
 	return false
 }
+
+// joiner reports whether r is one of the zero-width characters text
+// needs (the joiners of an emoji sequence or an Indic word, the soft
+// hyphen): Text keeps them, Visible shows them.
+func joiner(r rune) bool { return r == 0x200c || r == 0x200d || r == 0x00ad }
 
 // Visible is s with every character a terminal would not show as itself
 // written out: an escape, a control (newline and tab aside) or an invalid

@@ -1,6 +1,7 @@
 package termtext
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -28,8 +29,11 @@ func TestVisible(t *testing.T) {
 
 func TestTextShowsHidden(t *testing.T) {
 	t.Parallel()
-	if got := Text("ok \u202eevil\u202c \x1b[2Kx"); got != "ok <U+202E>evil<U+202C> x" {
+	if got := Text("ok \u202eevil\u202c \x1b[2Kx\u200b"); got != "ok <U+202E>evil<U+202C> x<U+200B>" {
 		t.Fatalf("Text = %q", got)
+	}
+	if family := "👨\u200d👩\u200d👧"; Text(family) != family {
+		t.Fatalf("Text broke an emoji sequence: %q", Text(family))
 	}
 }
 
@@ -49,7 +53,12 @@ func FuzzVisible(f *testing.F) {
 		if v := Visible(s); !safe(v) || !utf8.ValidString(v) {
 			t.Fatalf("Visible(%q) = %q", s, v)
 		}
-		if v := Text(s); !safe(v) {
+		if v := Text(s); !safe(strings.Map(func(r rune) rune {
+			if joiner(r) {
+				return 'j'
+			}
+			return r
+		}, v)) {
 			t.Fatalf("Text(%q) = %q", s, v)
 		}
 	})

@@ -309,7 +309,7 @@ func (g *Git) scanOnce(ctx context.Context) error {
 // is no real index yet (git reads a missing index as an empty one). The
 // copy is renamed into place so a crash leaves no half of it.
 func copyIndex(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
 	in, err := os.Open(src)
@@ -762,10 +762,10 @@ func (g *Git) ensureIgnored(create bool) error {
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
 	}

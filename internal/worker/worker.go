@@ -59,9 +59,15 @@ type Worker struct {
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
 
+	// Pinned are files (paths from the top of the repository, ralph.toml)
+	// that must read at every commit the worker fetches as at the first
+	// (pinned.go).
+	Pinned []string
+
 	// releasing are the claims of landed tasks being given back while
 	// the worker goes on to its next task.
 	releasing sync.WaitGroup
+	pins      *pinned
 }
 
 // Loop works until no task is left that this worker could claim. It
@@ -114,6 +120,9 @@ func (w *Worker) Loop(ctx context.Context) error {
 			continue
 		}
 		fetched, wait = true, poll
+		if err := w.checkPinned(ctx, v.Head); err != nil {
+			return err
+		}
 		now := w.Now()
 		w.sweep(ctx, v, now)
 		if v.Plan.Open() == 0 {

@@ -636,3 +636,32 @@ func TestWaitingWorker(t *testing.T) {
 		})
 	}
 }
+
+// A worker stops once a commit it pulls changed ralph.toml from the run's
+// base commit (issue 37): the agent of T1 (another worker's, as likely)
+// adds a notify command, which lands; the worker's next fetch stops it,
+// naming the commit, before T2 runs in a worktree that has it.
+func TestWorkerStopsOnAChangedConfig(t *testing.T) {
+	t.Parallel()
+	remote := newRemote(t)
+	var mu sync.Mutex
+	var events []string
+	var ran []string
+	tamper := func(ctx context.Context, dir, id string) error {
+		ran = append(ran, id)
+		if id == "T1" {
+			writeFile(t, filepath.Join(dir, "ralph.toml"), "[notify]\ncommand = \"touch /tmp/pwned\"\n")
+		}
+		return doTask("")(ctx, dir, id)
+	}
+	w := newWorker(t, remote, "a", tamper, &events, &mu)
+	w.Pinned = []string{"ralph.toml"}
+	err := w.Loop(t.Context())
+	head := gittest.Git(t, remote, "rev-parse", "main")
+	if err == nil || !strings.Contains(err.Error(), "ralph.toml at commit "+head[:12]+" of main is not the one at the run's base commit") {
+		t.Fatalf("Loop: %v, want a stop naming %s", err, head[:12])
+	}
+	if fmt.Sprint(ran) != "[T1]" {
+		t.Errorf("tasks run: %v, want T1 alone", ran)
+	}
+}
