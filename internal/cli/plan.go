@@ -95,6 +95,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err := applyKeyFlags(&cfg, opts.flags, "plan"); err != nil {
 		return err
 	}
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -83,6 +83,7 @@ func runReview(ctx context.Context, opts *reviewOptions) error {
 	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
 		return err
 	}
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	// The reviewers work in the run's sandbox, as in `ralph run`.
 	sb, err := chooseSandbox(ctx, opts.f, cfg, dir)
 	if err != nil {

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -98,7 +97,7 @@ func TestOutsideOnce(t *testing.T) {
 	if _, err := o.LookPath("x"); !IsNotFound(err) {
 		t.Errorf("x, asked again: %v; want the first answer", err)
 	}
-	ctx := WithOutside(context.Background(), o)
+	ctx := WithOutside(t.Context(), o)
 	if OutsideFrom(ctx, nil) != o {
 		t.Error("OutsideFrom does not return the context's lookup")
 	}
