@@ -241,6 +241,14 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(plan.Plan().Tasks) == 0 {
+		if isTrackerPlan(cfg.Tasks) {
+			// An empty query is a state of the tracker, not a mistake.
+			fmt.Fprintf(opts.f.IO.ErrOut, "ralph: nothing to do: %s has no open issue for ralph\n", cfg.Tasks)
+			return nil
+		}
+		return fmt.Errorf("%s has no tasks: add one (ralph tasks add TITLE) or name another plan", relOr(dir, plan.Path()))
+	}
 	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
 		return err
 	}
@@ -329,6 +337,24 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	var projectGates *gates
+	if len(cfg.Gates.Commands) > 0 || len(plan.Plan().Validation) > 0 {
+		// The project's gates, then the plan's own Validation Commands,
+		// read afresh each time (the plan may be edited during the run).
+		projectGates = &gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
+			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation },
+			Sandbox: sb.gates()}}
+	}
+	if projectGates != nil && !pre.leftover && plan.Plan().Open() > 0 && pre.treeIsStart(ctx) {
+		// The gates' baseline is the last precondition: one that fails
+		// leaves no branch and no run behind, and is said once.
+		if lopts.Baseline, err = loop.CheckBaseline(ctx, *projectGates, cfg.AllowFailingGates); err != nil {
+			return err
+		}
+	}
+	if err := pre.begin(ctx); err != nil {
+		return err
+	}
 	if g, ok := pre.repo.(*vcs.Git); ok {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
@@ -339,12 +365,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
-	if len(cfg.Gates.Commands) > 0 || len(plan.Plan().Validation) > 0 {
-		// The project's gates, then the plan's own Validation Commands,
-		// read afresh each time (the plan may be edited during the run).
-		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
-			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation },
-			Sandbox: sb.gates()}}
+	if projectGates != nil {
+		deps.Gate = *projectGates
 	}
 	deps.Repo = pre.repoDep()
 	deps.Trees = treesDep(pre.repo)

@@ -92,11 +92,19 @@ func runTrust(opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
+	linked := false
 	if dir, derr := opts.f.ProjectDir(); derr == nil {
 		if target := planLinkOut(dir, path); target != "" {
 			// A plan linked out of the project: what is approved is where
 			// it leads (approvePlanLink).
-			data = linkContent(target)
+			data, linked = linkContent(target), true
+		}
+	}
+	if !linked && filepath.Ext(path) == ".toml" {
+		// Approving a file that does not parse would only defer its
+		// error to the next run.
+		if err := config.CheckFile(displayPath(path), data); err != nil {
+			return fmt.Errorf("%w\nnot trusted: fix it, then run ralph trust again", err)
 		}
 	}
 	rec, err := opts.f.trustStore().Approve(path, data, time.Now())

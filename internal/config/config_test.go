@@ -874,3 +874,16 @@ func TestPricesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFile: one file is checked as Load reads it, its problems with
+// file and line.
+func TestCheckFile(t *testing.T) {
+	t.Parallel()
+	if err := CheckFile("ralph.toml", []byte("agent = \"codex\"\n[gates]\ncommands = [\"go test ./...\"]\n")); err != nil {
+		t.Errorf("a valid file: %v", err)
+	}
+	err := CheckFile("ralph.toml", []byte("agent = \"codex\"\nmax-iterations = \n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "ralph.toml:2:") {
+		t.Errorf("a syntax error on line 2: %v, want it to start ralph.toml:2:", err)
+	}
+}

@@ -66,6 +66,10 @@ type Options struct {
 	// SkipBaseline leaves the starting tree unchecked: it holds an
 	// earlier run's unfinished work, which its gates need not pass.
 	SkipBaseline bool
+	// Baseline, when set, is the baseline as the caller already checked it
+	// (CheckBaseline), before anything of the run changed: the loop runs
+	// it no more, and makes its failed commands advisory.
+	Baseline *Baseline
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string

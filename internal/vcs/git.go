@@ -815,6 +815,9 @@ func (g *Git) SwitchBranch(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
+// HasBranch says whether branch name exists.
+func (g *Git) HasBranch(ctx context.Context, name string) bool { return g.hasBranch(ctx, name) }
+
 func (g *Git) hasBranch(ctx context.Context, name string) bool {
 	_, err := g.run(ctx, nil, "rev-parse", "--verify", "-q", "refs/heads/"+name)
 	return err == nil
