@@ -143,16 +143,23 @@ func runInit(opts *initOptions) error {
 	return err
 }
 
-// configTemplate is a ralph.toml with every key, commented out at its
-// default.
+// configTemplate is a short ralph.toml: the keys a newcomer sets first,
+// commented out at their defaults (init sets its choices over them), and
+// where the others are listed. The gates come last, as dotted keys, so
+// that no table swallows a key the user adds above them.
 func configTemplate() string {
 	var b strings.Builder
-	b.WriteString("# ralph settings. Precedence: defaults < ~/.config/ralph/config.toml < this file\n")
+	b.WriteString("# ralph settings: only what differs from the defaults. `ralph config --all` lists\n")
+	b.WriteString("# every key with its value and where it came from; docs/configuration.md says what\n")
+	b.WriteString("# each does. Precedence: defaults < ~/.config/ralph/config.toml < this file\n")
 	b.WriteString("# < RALPH_<KEY> environment variables < command-line flags.\n\n")
 	for _, k := range config.Keys() {
-		fmt.Fprintf(&b, "# %s\n# %s = %s\n\n", k.Doc, k.Key, k.Default)
+		switch k.Key {
+		case "tasks", "agent", "model", "prompt", "guard", "review.when":
+			fmt.Fprintf(&b, "# %s\n# %s = %s\n\n", k.Doc, k.Key, k.Default)
+		}
 	}
-	b.WriteString("# Per-agent overrides:\n# [agents.claude]\n# extra-args = [\"--max-turns\", \"50\"]\n# env = { CLAUDE_CODE_MAX_OUTPUT_TOKENS = \"32000\" }\n")
+	b.WriteString("# gates.commands = []\n")
 	return b.String()
 }
 
