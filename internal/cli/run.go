@@ -226,6 +226,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := secretsInProject(opts.f, dir); err != nil {
+		return err
+	}
 	if opts.budgetLeft > 0 {
 		cfg.Budget = opts.budgetLeft
 	}
@@ -668,4 +671,19 @@ func nestedRepoWarning(news vcs.RepoNews) string {
 	return fmt.Sprintf("the repository at %s/ now takes its git directory from %s (its .git, or a commondir file, was rewritten): "+
 		"git status, yours too, runs git in it, which obeys the configuration there (core.fsmonitor names a program): "+
 		"read it before you run git in this project", news.Path, news.GitDir)
+}
+
+// secretsInProject refuses a project config file that holds a secret
+// value: a run commits the project's files, ralph.toml with them.
+func secretsInProject(f *Factory, dir string) error {
+	path := cmp.Or(f.ConfigFile, filepath.Join(dir, "ralph.toml"))
+	abs, err := filepath.Abs(path)
+	if err != nil || relOr(dir, abs) == abs {
+		return nil // not in the project: not committed with it
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil // Load read it: gone since, nothing to commit
+	}
+	return config.CheckSecrets(relOr(dir, abs), data)
 }

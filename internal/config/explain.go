@@ -3,11 +3,14 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // Setting is one key of the merged config and where its value came from,
@@ -127,17 +130,38 @@ func agentValue(a AgentConfig, field string) string {
 	return ""
 }
 
-// SecretKeys are the keys of s whose values are credentials set in a
-// file (not the environment): the values a committed ralph.toml must not
-// hold.
-func SecretKeys(s []Setting, file string) []string {
-	var keys []string
-	for _, x := range s {
-		if x.Secret && !x.Default && strings.HasPrefix(x.Source, file+":") && !strings.HasPrefix(x.Key, "agents.") {
-			keys = append(keys, x.Key)
+// SecretError is a credential written in a config file, which a project
+// commits: each key is named with the variable to set instead.
+type SecretError struct {
+	File string
+	Keys []string
+	Line []int
+}
+
+func (e *SecretError) Error() string {
+	parts := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		parts[i] = fmt.Sprintf("%s:%d: %s holds a secret: set it in the environment (%s) instead, and remove it from the file",
+			e.File, e.Line[i], k, envName(k))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// CheckSecrets returns a SecretError when the config file data sets a
+// key whose value is a credential (a webhook URL, a token); nil otherwise.
+func CheckSecrets(name string, data []byte) error {
+	entries, _ := indexKeys(bytes.TrimPrefix(data, []byte("\uFEFF")))
+	e := &SecretError{File: name}
+	for _, en := range entries {
+		empty := en.kind == unstable.String && en.str == ""
+		if f, ok := lookupField(dotted(en.path)); ok && f.secret && !empty && en.kind != unstable.Table {
+			e.Keys, e.Line = append(e.Keys, f.key), append(e.Line, en.line)
 		}
 	}
-	return keys
+	if len(e.Keys) == 0 {
+		return nil
+	}
+	return e
 }
 
 // EnvName is the environment variable that sets key: max-iterations is
