@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/config"
@@ -81,6 +83,55 @@ func (s *session) begin(ctx context.Context) error {
 	}
 	if done != nil {
 		fmt.Fprintf(s.f.IO.ErrOut, "ralph: archived the last run (%s) to %s/\n", done.Branch, relOr(s.dir, done.Folder))
+	}
+	return nil
+}
+
+// commitSetup commits ralph's own setup files that are new or changed
+// (ralph.toml, the prompt, the plan, the files ralph init wrote, a
+// .gitignore ralph made) in a commit of their own, before any task's:
+// the user's history shows setup apart from work. Nothing without git,
+// or when nothing of them changed.
+func (s *session) commitSetup(ctx context.Context, cfg config.Config) error {
+	g, ok := s.repo.(*vcs.Git)
+	if !ok || cfg.NoCommit || s.keepBranch {
+		return nil // a --worker's task worktree: the worker's own run committed them
+	}
+	changes, err := g.Status(ctx)
+	if err != nil {
+		return err
+	}
+	own := ownFiles(cfg, s.plan)
+	var want []string
+	for _, f := range slices.Concat(own.Files, own.Setup, []string{".gitignore"}) {
+		if f == "" {
+			continue
+		}
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(s.dir, f)
+		}
+		rel, err := filepath.Rel(g.Root, f)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		for _, c := range changes {
+			// .gitignore only when ralph made it (EnsureGitignore): a
+			// change of the user's to it is theirs to commit.
+			if c.Path == rel && !slices.Contains(want, rel) && (rel != ".gitignore" || c.Code == "??") {
+				want = append(want, rel)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	hash, err := g.CommitFiles(ctx, "ralph: setup ("+strings.Join(want, ", ")+")", want)
+	if err != nil {
+		return fmt.Errorf("committing ralph's setup files: %w", err)
+	}
+	if hash != "" {
+		fmt.Fprintf(s.f.IO.ErrOut, "ralph: committed its setup apart from the work: %s (%s)\n", strings.Join(want, ", "), hash[:min(7, len(hash))])
 	}
 	return nil
 }

@@ -366,6 +366,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
 	}
+	if err := pre.commitSetup(ctx, cfg); err != nil {
+		return err
+	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
 	if projectGates != nil {
