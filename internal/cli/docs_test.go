@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/pflag"
 
 	"github.com/ralph-loop/ralph/internal/agent"
@@ -290,5 +291,60 @@ func TestDocsCodeLayout(t *testing.T) {
 	slices.Sort(named)
 	if diff := cmp.Diff(have, named); diff != "" {
 		t.Errorf("docs/contributing.md code layout vs internal/ (-packages +docs):\n%s", diff)
+	}
+}
+
+// TestDocsTOMLParses: what the README and docs/ give to paste into
+// ralph.toml parses as TOML: every ```toml block, and every inline `key =
+// value` mention (dotted keys, gates.commands = ["go test ./..."], never
+// "[gates] commands = ..." on one line).
+func TestDocsTOMLParses(t *testing.T) {
+	t.Parallel()
+	pages := []string{"README.md"}
+	entries, err := os.ReadDir(filepath.Join("..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".md") {
+			pages = append(pages, e.Name())
+		}
+	}
+	block := regexp.MustCompile("(?ms)^[ \t]*```toml\n(.*?)^[ \t]*```")
+	// An inline span that sets a key: `key = value` or `[table] key = value`.
+	inline := regexp.MustCompile("`((?:\\[[a-z][a-z0-9.\"_-]*\\] )?[a-z][a-z0-9._-]* = [^`]+)`")
+	for _, name := range pages {
+		text := docPage(t, name)
+		for _, m := range block.FindAllStringSubmatchIndex(text, -1) {
+			src := text[m[2]:m[3]]
+			var v map[string]any
+			if err := toml.Unmarshal([]byte(src), &v); err != nil {
+				line := strings.Count(text[:m[2]], "\n") + 1
+				t.Errorf("%s:%d: a toml block that does not parse: %v\n%s", name, line, err, src)
+			}
+		}
+		for _, m := range inline.FindAllStringSubmatchIndex(text, -1) {
+			src := text[m[2]:m[3]]
+			var v map[string]any
+			if err := toml.Unmarshal([]byte(src), &v); err != nil {
+				line := strings.Count(text[:m[2]], "\n") + 1
+				t.Errorf("%s:%d: `%s` is not a TOML line: %v", name, line, src, err)
+			}
+		}
+	}
+}
+
+// TestPrintedConfigLinesParse: the config lines ralph prints for the user
+// to paste parse as TOML.
+func TestPrintedConfigLinesParse(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		gatesSnippet([]string{"go vet ./...", `go test -run "Test.*" ./...`}),
+		gatesSnippet(nil),
+	} {
+		var v map[string]any
+		if err := toml.Unmarshal([]byte(line), &v); err != nil {
+			t.Errorf("%q does not parse as TOML: %v", line, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -104,7 +105,13 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	}
 	var r doctorReport
 	cfg, cfgOK := doctorConfig(&r, opts.f, dir)
-	names := []string{cfg.Agent}
+	var names []string
+	switch {
+	case !cfgOK:
+		r.add("agent", "agent", checkWarn, "not checked: the config is invalid", "fix the config first")
+	case cfg.Agent != "":
+		names = []string{cfg.Agent}
+	}
 	if opts.All {
 		names = nil
 		for _, s := range agent.Specs() {
@@ -161,36 +168,65 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	return nil
 }
 
-// doctorConfig loads and validates the config; on failure the checks go on
-// with the defaults. A project file the user has not approved is a
-// failure, and the checks go on without it: they run agents and reach
-// GitHub as the config says.
+// doctorConfig loads and validates the config on disk, the project file
+// whether trusted or not, with file and line, and says whether it is
+// trusted. It returns the config the checks that start programs or reach
+// hosts may obey (without an untrusted project file: those checks would
+// run what only it names), and whether the config is valid.
 func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool) {
-	files := []string{config.UserFile(f.Environ()), filepath.Join(dir, "ralph.toml")}
+	project := filepath.Join(dir, "ralph.toml")
 	if f.ConfigFile != "" {
-		files[1] = f.ConfigFile
+		project = f.ConfigFile
 	}
-	cfg, err := f.Config(dir)
-	if u, ok := isUntrusted(err); ok {
-		r.add(u.problem.section, u.problem.name, checkFail, u.problem.detail, u.problem.fix)
-		files = files[:1]
-		cfg, err = config.Load(config.LoadOptions{UserFile: files[0], Environ: f.Environ()})
-	}
+	user := config.UserFile(f.Environ())
+	onDisk, err := config.Load(config.LoadOptions{UserFile: user, ProjectFile: project,
+		ProjectFileRequired: f.ConfigFile != "", Environ: f.Environ()})
 	if err == nil {
-		err = cfg.Validate()
+		err = onDisk.Validate()
 	}
 	if err != nil {
-		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph init writes a commented ralph.toml)")
+		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph config --all shows every key)")
 		return config.Defaults(), false
 	}
 	var source strings.Builder
 	source.WriteString("defaults")
-	for _, file := range files {
+	for _, file := range []string{user, project} {
 		if file != "" && fileExists(file) {
-			source.WriteString(" < " + file)
+			source.WriteString(" < " + displayPath(file))
 		}
 	}
-	r.add("config", "config", checkOK, "valid ("+source.String()+")", "")
+	cfg, err := f.Config(dir)
+	u, untrusted := isUntrusted(err)
+	switch {
+	case untrusted:
+		r.add("config", "config", checkOK, "valid ("+source.String()+"); "+displayPath(project)+" is not trusted: "+
+			"what it names is not run or reached below", "")
+		r.add(u.problem.section, u.problem.name, checkFail, u.problem.detail, u.problem.fix)
+		cfg, err = config.Load(config.LoadOptions{UserFile: user, Environ: f.Environ()})
+	case err == nil && fileExists(project) && f.vouched():
+		r.add("config", "config", checkOK, "valid ("+source.String()+"); "+displayPath(project)+
+			" is used as it is, unapproved (--trust, RALPH_TRUST)", "")
+	case err == nil && fileExists(project):
+		r.add("config", "config", checkOK, "valid ("+source.String()+"); "+displayPath(project)+" is trusted", "")
+	case err == nil:
+		r.add("config", "config", checkOK, "valid ("+source.String()+")", "")
+	}
+	if err != nil {
+		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph config --all shows every key)")
+		return config.Defaults(), false
+	}
+	if untrusted {
+		// The plan, the gates and the agent's name are read, not run:
+		// they come from the file on disk. The agent's own settings
+		// (its command, arguments, environment) only from trusted layers.
+		cfg.Tasks, cfg.Gates, cfg.Agent = onDisk.Tasks, onDisk.Gates, onDisk.Agent
+		if ac, ok := onDisk.Agents[cfg.Agent]; ok && !reflect.DeepEqual(ac, cfg.Agents[cfg.Agent]) {
+			r.add("agent "+cfg.Agent+" (configured)", "executable", checkWarn,
+				"not checked: "+displayPath(project)+", not trusted, sets its [agents."+cfg.Agent+"] table",
+				"ralph trust, then ralph doctor again")
+			cfg.Agent = ""
+		}
+	}
 	return cfg, true
 }
 
@@ -465,9 +501,9 @@ func printDoctor(w io.Writer, r doctorReport) error {
 	var err error
 	switch {
 	case !r.OK:
-		_, err = fmt.Fprintf(w, "\n%d problem(s); a run cannot start until the FAIL lines are fixed\n", problems)
+		_, err = fmt.Fprintf(w, "\n%s; a run cannot start until the FAIL lines are fixed\n", words.Count(problems, "problem"))
 	case problems > 0:
-		_, err = fmt.Fprintf(w, "\n%d warning(s); a run can start\n", problems)
+		_, err = fmt.Fprintf(w, "\n%s; a run can start\n", words.Count(problems, "warning"))
 	default:
 		_, err = fmt.Fprintln(w, "\nall checks passed")
 	}

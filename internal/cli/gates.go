@@ -36,7 +36,7 @@ func tomlList(items []string) string {
 
 // gatesSnippet is what turns commands on in ralph.toml.
 func gatesSnippet(commands []string) string {
-	return "[gates] commands = " + tomlList(commands)
+	return "gates.commands = " + tomlList(commands)
 }
 
 // checkList names checks for a line of text: `go test ./...` (go.mod), ...

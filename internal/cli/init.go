@@ -1,25 +1,31 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/gate"
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/vcs"
 )
 
 type initOptions struct {
 	f      *Factory
 	Force  bool
 	Format string
+	Commit bool
 }
 
 func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
@@ -29,14 +35,15 @@ func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
 		Short: "Create ralph.toml, a prompt template and an example plan",
 		Long:  initLong,
 		Args:  args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInit(opts)
+			return runInit(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
+	cmd.Flags().BoolVar(&opts.Commit, "commit", false, "commit the files it writes, apart from any work (on a terminal it asks)")
 	cmd.Flags().StringVar(&opts.Format, "format", "prd", "the plan's `FORMAT`: prd, tasks, progress, checklist, headings or mdjson")
 	return cmd
 }
@@ -57,7 +64,12 @@ revealed it: a task is accepted only once they pass.
   headings   PLAN.md, "### Task N:" sections (ralphex)
   mdjson     plan.md with a fenced JSON task list
 
-Existing files are not overwritten without --force.`
+Existing files are not overwritten without --force.
+
+The files are ralph's setup, best committed apart from the work: with
+--commit init commits them; on a terminal it asks; otherwise it prints the
+command. Left uncommitted, the first run commits them alone, before any
+task's commit.`
 
 const examplePRD = `{
   "project": "example",
@@ -90,7 +102,7 @@ const examplePRD = `{
 // promptFileName is the prompt template init writes for the user to edit.
 const promptFileName = "ralph-prompt.md"
 
-func runInit(opts *initOptions) error {
+func runInit(ctx context.Context, opts *initOptions) error {
 	dir, err := opts.f.ProjectDir()
 	if err != nil {
 		return err
@@ -117,10 +129,12 @@ func runInit(opts *initOptions) error {
 				strings.Join(exist, ", "), map[bool]string{true: "s", false: ""}[len(exist) == 1])
 		}
 	}
+	var written []string
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.body), 0o644); err != nil {
 			return err
 		}
+		written = append(written, f.name)
 		fmt.Fprintf(opts.f.IO.Out, "wrote %s\n", f.name)
 		if f.name == "ralph.toml" {
 			for _, c := range checks {
@@ -138,21 +152,32 @@ func runInit(opts *initOptions) error {
 		return err
 	} else if changed {
 		fmt.Fprintln(opts.f.IO.Out, "added .ralph/ to .gitignore")
+		written = append(written, ".gitignore")
+	}
+	if err := commitInit(ctx, opts, dir, written); err != nil {
+		return err
 	}
 	_, err = fmt.Fprintf(opts.f.IO.Out, "next: edit %s, then `ralph run --dry-run` to see the first prompt, and `ralph run`\n", files[len(files)-1].name)
 	return err
 }
 
-// configTemplate is a ralph.toml with every key, commented out at its
-// default.
+// configTemplate is a short ralph.toml: the keys a newcomer sets first,
+// commented out at their defaults (init sets its choices over them), and
+// where the others are listed. The gates come last, as dotted keys, so
+// that no table swallows a key the user adds above them.
 func configTemplate() string {
 	var b strings.Builder
-	b.WriteString("# ralph settings. Precedence: defaults < ~/.config/ralph/config.toml < this file\n")
+	b.WriteString("# ralph settings: only what differs from the defaults. `ralph config --all` lists\n")
+	b.WriteString("# every key with its value and where it came from; docs/configuration.md says what\n")
+	b.WriteString("# each does. Precedence: defaults < ~/.config/ralph/config.toml < this file\n")
 	b.WriteString("# < RALPH_<KEY> environment variables < command-line flags.\n\n")
 	for _, k := range config.Keys() {
-		fmt.Fprintf(&b, "# %s\n# %s = %s\n\n", k.Doc, k.Key, k.Default)
+		switch k.Key {
+		case "tasks", "agent", "model", "prompt", "guard", "review.when":
+			fmt.Fprintf(&b, "# %s\n# %s = %s\n\n", k.Doc, k.Key, k.Default)
+		}
 	}
-	b.WriteString("# Per-agent overrides:\n# [agents.claude]\n# extra-args = [\"--max-turns\", \"50\"]\n# env = { CLAUDE_CODE_MAX_OUTPUT_TOKENS = \"32000\" }\n")
+	b.WriteString("# gates.commands = []\n")
 	return b.String()
 }
 
@@ -362,3 +387,47 @@ Add dated entries here as you complete tasks. Include:
 - Dependencies installed and why
 - Any problems encountered and lessons learned
 `
+
+// commitInit commits the files init wrote, apart from any work: with
+// --commit, or when the user says yes on a terminal; otherwise it says
+// how. Outside a git repository there is nothing to commit.
+func commitInit(ctx context.Context, opts *initOptions, dir string, files []string) error {
+	g, err := vcs.Open(ctx, dir, opts.f.Environ())
+	if err != nil {
+		return nil // not a repository, or no git: nothing to commit
+	}
+	w := opts.f.IO.Out
+	paths := make([]string, len(files))
+	for i, f := range files {
+		rel, err := filepath.Rel(g.Root, filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		paths[i] = filepath.ToSlash(rel)
+	}
+	commit := opts.Commit
+	if !commit && opts.f.IO.TTY && stdinTerminal(opts.f.IO.In) {
+		fmt.Fprint(w, "commit these files now, apart from any work? [y/N] ")
+		line, _ := bufio.NewReader(opts.f.IO.In).ReadString('\n')
+		commit = strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
+	}
+	if !commit {
+		_, err := fmt.Fprintf(w, "to commit them apart from the work: git add %s && git commit -m 'ralph: setup'\n"+
+			"  (left uncommitted, the first run commits them alone, before any task)\n", strings.Join(paths, " "))
+		return err
+	}
+	hash, err := g.CommitFiles(ctx, "ralph: setup ("+strings.Join(paths, ", ")+")", paths)
+	if err != nil {
+		return fmt.Errorf("committing ralph's setup files: %w", err)
+	}
+	if hash != "" {
+		_, err = fmt.Fprintf(w, "committed %s (%s)\n", strings.Join(paths, ", "), hash[:min(7, len(hash))])
+	}
+	return err
+}
+
+// stdinTerminal reports whether in is a terminal someone can answer on.
+func stdinTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

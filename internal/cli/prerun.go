@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/config"
@@ -32,15 +34,17 @@ type session struct {
 	// keepBranch: the run stays on the branch checked out (a --worker's
 	// task worktree), whatever the plan's branchName says.
 	keepBranch bool
+	// from is the branch checked out when the run started.
+	from string
 }
 
-// prerun gets the project ready before the loop starts, and refuses to
-// start where a run would do harm: it finds the repository (Sapling, then
-// git), refuses a detached HEAD and a dirty tree (state.CheckDirty, unless
-// --allow-dirty), checks out or creates the plan's branch, and archives
-// the last run when the branch changed (state.Archive). crashed says the
-// last run died mid-run (kill -9, a crash): the changes it left in the
-// tree are its unfinished work, which this run goes on with.
+// prerun checks the project before the loop starts, and refuses to start
+// where a run would do harm: it finds the repository (Sapling, then git),
+// refuses a detached HEAD and a dirty tree (state.CheckDirty, unless
+// --allow-dirty). It changes nothing: begin does, once every precondition
+// has passed. crashed says the last run died mid-run (kill -9, a crash):
+// the changes it left in the tree are its unfinished work, which this run
+// goes on with.
 func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan *task.File, crashed, keepBranch bool) (*session, error) {
 	store, err := state.Open(dir)
 	if err != nil {
@@ -68,23 +72,95 @@ func prerun(ctx context.Context, f *Factory, dir string, cfg config.Config, plan
 		}
 	}
 	if s.repo != nil {
-		if err := s.prepareRepo(ctx, cfg); err != nil {
+		if err := s.checkRepo(ctx, cfg); err != nil {
 			return nil, err
 		}
-	}
-	done, err := store.Archive(plan.Plan().Branch, plan.Path(), time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if done != nil {
-		fmt.Fprintf(f.IO.ErrOut, "ralph: archived the last run (%s) to %s/\n", done.Branch, relOr(dir, done.Folder))
 	}
 	return s, nil
 }
 
-// prepareRepo checks the repository's state and checks out the plan's
-// branch.
-func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
+// begin checks out or creates the plan's branch, and archives the last
+// run when the branch changed (state.Archive): the first changes a run
+// makes.
+func (s *session) begin(ctx context.Context) error {
+	if branch := s.plan.Plan().Branch; s.repo != nil && branch != "" && !s.keepBranch {
+		if err := s.switchBranch(ctx, s.from, branch); err != nil {
+			return err
+		}
+	}
+	done, err := s.store.Archive(s.plan.Plan().Branch, s.plan.Path(), time.Now())
+	if err != nil {
+		return err
+	}
+	if done != nil {
+		fmt.Fprintf(s.f.IO.ErrOut, "ralph: archived the last run (%s) to %s/\n", done.Branch, relOr(s.dir, done.Folder))
+	}
+	return nil
+}
+
+// commitSetup commits ralph's own setup files that are new or changed
+// (ralph.toml, the prompt, the plan, the files ralph init wrote, a
+// .gitignore ralph made) in a commit of their own, before any task's:
+// the user's history shows setup apart from work. Nothing without git,
+// or when nothing of them changed.
+func (s *session) commitSetup(ctx context.Context, cfg config.Config) error {
+	g, ok := s.repo.(*vcs.Git)
+	if !ok || cfg.NoCommit || s.keepBranch {
+		return nil // a --worker's task worktree: the worker's own run committed them
+	}
+	changes, err := g.Status(ctx)
+	if err != nil {
+		return err
+	}
+	own := ownFiles(cfg, s.plan)
+	var want []string
+	for _, f := range slices.Concat(own.Files, own.Setup, []string{".gitignore"}) {
+		if f == "" {
+			continue
+		}
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(s.dir, f)
+		}
+		rel, err := filepath.Rel(g.Root, f)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		for _, c := range changes {
+			// .gitignore only when ralph made it (EnsureGitignore): a
+			// change of the user's to it is theirs to commit.
+			if c.Path == rel && !slices.Contains(want, rel) && (rel != ".gitignore" || c.Code == "??") {
+				want = append(want, rel)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	hash, err := g.CommitFiles(ctx, "ralph: setup ("+strings.Join(want, ", ")+")", want)
+	if err != nil {
+		return fmt.Errorf("committing ralph's setup files: %w", err)
+	}
+	if hash != "" {
+		fmt.Fprintf(s.f.IO.ErrOut, "ralph: committed its setup apart from the work: %s (%s)\n", strings.Join(want, ", "), hash[:min(7, len(hash))])
+	}
+	return nil
+}
+
+// treeIsStart says whether the working tree now is the one the run will
+// start from: no branch to check out, or one made from here. An existing
+// branch elsewhere brings its own tree, which only the loop can check.
+func (s *session) treeIsStart(ctx context.Context) bool {
+	branch := s.plan.Plan().Branch
+	if s.repo == nil || branch == "" || s.keepBranch || branch == s.from {
+		return true
+	}
+	g, ok := s.repo.(*vcs.Git)
+	return ok && !g.HasBranch(ctx, branch)
+}
+
+// checkRepo checks the repository's state.
+func (s *session) checkRepo(ctx context.Context, cfg config.Config) error {
 	if err := s.checkParallelRepo(ctx); err != nil {
 		return err
 	}
@@ -108,9 +184,7 @@ func (s *session) prepareRepo(ctx context.Context, cfg config.Config) error {
 		}
 		s.leftover = leftover
 	}
-	if branch != "" && !s.keepBranch {
-		return s.switchBranch(ctx, from, branch)
-	}
+	s.from = from
 	return nil
 }
 

@@ -229,6 +229,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	// Before any program is looked for: git, bwrap, gh, sh.
 	ctx = opts.f.withPrograms(ctx, cfg, dir)
+	if err := secretsInProject(opts.f, dir); err != nil {
+		return err
+	}
 	if opts.budgetLeft > 0 {
 		cfg.Budget = opts.budgetLeft
 	}
@@ -243,6 +246,14 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	plan, err := openPlan(dir, cfg.Tasks)
 	if err != nil {
 		return err
+	}
+	if len(plan.Plan().Tasks) == 0 {
+		if isTrackerPlan(cfg.Tasks) {
+			// An empty query is a state of the tracker, not a mistake.
+			fmt.Fprintf(opts.f.IO.ErrOut, "ralph: nothing to do: %s has no open issue for ralph\n", cfg.Tasks)
+			return nil
+		}
+		return fmt.Errorf("%s has no tasks: add one (ralph tasks add TITLE) or name another plan", relOr(dir, plan.Path()))
 	}
 	if err := opts.f.approvePlanLink(dir, plan.Path()); err != nil {
 		return err
@@ -337,6 +348,25 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	var projectGates *gates
+	if len(cfg.Gates.Commands) > 0 || len(validation) > 0 {
+		// The project's gates, then the plan's Validation Commands in
+		// force, fixed for the run: what the agent writes in the plan is
+		// a guard finding, not a gate.
+		projectGates = &gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
+			Env: opts.f.Environ(), TaskCommands: func(string) []string { return validation },
+			Sandbox: sb.gates()}}
+	}
+	if projectGates != nil && !pre.leftover && plan.Plan().Open() > 0 && pre.treeIsStart(ctx) {
+		// The gates' baseline is the last precondition: one that fails
+		// leaves no branch and no run behind, and is said once.
+		if lopts.Baseline, err = loop.CheckBaseline(ctx, *projectGates, cfg.AllowFailingGates); err != nil {
+			return err
+		}
+	}
+	if err := pre.begin(ctx); err != nil {
+		return err
+	}
 	if g, ok := pre.repo.(*vcs.Git); ok {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
@@ -346,15 +376,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
 	}
+	if err := pre.commitSetup(ctx, cfg); err != nil {
+		return err
+	}
 
 	deps := loop.Deps{Agent: ag, Plan: plan, Store: store}
-	if len(cfg.Gates.Commands) > 0 || len(validation) > 0 {
-		// The project's gates, then the plan's Validation Commands in
-		// force, fixed for the run: what the agent writes in the plan is
-		// a guard finding, not a gate.
-		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
-			Env: opts.f.Environ(), TaskCommands: func(string) []string { return validation },
-			Sandbox: sb.gates()}}
+	if projectGates != nil {
+		deps.Gate = *projectGates
 	}
 	deps.Repo = pre.repoDep()
 	lopts.NoRepo = pre.repo == nil
@@ -662,4 +690,19 @@ func nestedRepoWarning(news vcs.RepoNews) string {
 	return fmt.Sprintf("the repository at %s/ now takes its git directory from %s (its .git, or a commondir file, was rewritten): "+
 		"git status, yours too, runs git in it, which obeys the configuration there (core.fsmonitor names a program): "+
 		"read it before you run git in this project", news.Path, news.GitDir)
+}
+
+// secretsInProject refuses a project config file that holds a secret
+// value: a run commits the project's files, ralph.toml with them.
+func secretsInProject(f *Factory, dir string) error {
+	path := cmp.Or(f.ConfigFile, filepath.Join(dir, "ralph.toml"))
+	abs, err := filepath.Abs(path)
+	if err != nil || relOr(dir, abs) == abs {
+		return nil // not in the project: not committed with it
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil // Load read it: gone since, nothing to commit
+	}
+	return config.CheckSecrets(relOr(dir, abs), data)
 }

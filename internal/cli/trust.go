@@ -112,6 +112,13 @@ func runTrust(opts *trustOptions) error {
 			data, linked = linkContent(target), true
 		}
 	}
+	if !linked && filepath.Ext(path) == ".toml" {
+		// Approving a file that does not parse would only defer its
+		// error to the next run.
+		if err := config.CheckFile(displayPath(path), data); err != nil {
+			return fmt.Errorf("%w\nnot trusted: fix it, then run ralph trust again", err)
+		}
+	}
 	if isPlan, err := opts.f.trustPlan(path); err != nil || (isPlan && !linked) {
 		return err
 	}

@@ -879,3 +879,30 @@ func TestPricesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFile: one file is checked as Load reads it, its problems with
+// file and line.
+func TestCheckFile(t *testing.T) {
+	t.Parallel()
+	if err := CheckFile("ralph.toml", []byte("agent = \"codex\"\n[gates]\ncommands = [\"go test ./...\"]\n")); err != nil {
+		t.Errorf("a valid file: %v", err)
+	}
+	err := CheckFile("ralph.toml", []byte("agent = \"codex\"\nmax-iterations = \n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "ralph.toml:2:") {
+		t.Errorf("a syntax error on line 2: %v, want it to start ralph.toml:2:", err)
+	}
+}
+
+// TestCheckSecrets: a credential in a config file is named with its line
+// and the variable to set instead; an empty one, or none, is no error.
+func TestCheckSecrets(t *testing.T) {
+	t.Parallel()
+	err := CheckSecrets("ralph.toml", []byte("agent = \"codex\"\n[notify]\nslack-webhook = \"https://hooks.example/x\"\nntfy-token = \"\"\n"))
+	want := "ralph.toml:3: notify.slack-webhook holds a secret: set it in the environment (RALPH_NOTIFY_SLACK_WEBHOOK) instead, and remove it from the file"
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckSecrets = %v, want %q", err, want)
+	}
+	if err := CheckSecrets("ralph.toml", []byte("[notify]\nntfy-token = \"\"\nntfy-server = \"https://ntfy.sh\"\n")); err != nil {
+		t.Errorf("no secret: %v", err)
+	}
+}

@@ -54,6 +54,9 @@ type field struct {
 	// values, when set, are the only values the key takes (each item's,
 	// for a list).
 	values func() []string
+	// secret: the value is a credential, never shown (ralph config says
+	// where it is set instead), and not to be kept in ralph.toml.
+	secret bool
 }
 
 // flagSpec declares a key's flag once, for every command that takes it.
@@ -351,13 +354,13 @@ func notifyFields() []field {
 		{key: "notify.retries", ptr: func(c *Config) any { return &c.Notify.Retries },
 			doc:   "[notify] attempts after a failed delivery, with backoff",
 			check: func(c *Config) string { return atLeast(c.Notify.Retries, 0) }},
-		{key: "notify.slack-webhook", ptr: func(c *Config) any { return &c.Notify.SlackWebhook },
+		{key: "notify.slack-webhook", secret: true, ptr: func(c *Config) any { return &c.Notify.SlackWebhook },
 			doc:   "[notify] Slack incoming webhook URL (a secret)",
 			check: url(func(c *Config) string { return c.Notify.SlackWebhook })},
-		{key: "notify.discord-webhook", ptr: func(c *Config) any { return &c.Notify.DiscordWebhook },
+		{key: "notify.discord-webhook", secret: true, ptr: func(c *Config) any { return &c.Notify.DiscordWebhook },
 			doc:   "[notify] Discord webhook URL (a secret)",
 			check: url(func(c *Config) string { return c.Notify.DiscordWebhook })},
-		{key: "notify.telegram-token", ptr: func(c *Config) any { return &c.Notify.TelegramToken },
+		{key: "notify.telegram-token", secret: true, ptr: func(c *Config) any { return &c.Notify.TelegramToken },
 			doc: "[notify] Telegram bot token (a secret); needs telegram-chat-id"},
 		{key: "notify.telegram-chat-id", ptr: func(c *Config) any { return &c.Notify.TelegramChatID },
 			doc: "[notify] Telegram chat to post to"},
@@ -369,12 +372,12 @@ func notifyFields() []field {
 			check: url(func(c *Config) string { return c.Notify.NtfyServer })},
 		{key: "notify.ntfy-topic", ptr: func(c *Config) any { return &c.Notify.NtfyTopic },
 			doc: "[notify] ntfy topic to publish to (a secret on a public server)"},
-		{key: "notify.ntfy-token", ptr: func(c *Config) any { return &c.Notify.NtfyToken },
+		{key: "notify.ntfy-token", secret: true, ptr: func(c *Config) any { return &c.Notify.NtfyToken },
 			doc: "[notify] ntfy access token (a secret)"},
 		{key: "notify.webhook-url", ptr: func(c *Config) any { return &c.Notify.WebhookURL },
 			doc:   "[notify] URL that receives each event as a JSON object",
 			check: url(func(c *Config) string { return c.Notify.WebhookURL })},
-		{key: "notify.webhook-headers", ptr: func(c *Config) any { return &c.Notify.WebhookHeaders },
+		{key: "notify.webhook-headers", secret: true, ptr: func(c *Config) any { return &c.Notify.WebhookHeaders },
 			doc: "[notify] headers of the webhook's requests, \"Name: value\" each",
 			check: func(c *Config) string {
 				for _, h := range c.Notify.WebhookHeaders {

@@ -85,6 +85,13 @@ func Load(opts LoadOptions) (Config, error) {
 	return c, nil
 }
 
+// CheckFile parses and checks one config file as Load would read it, and
+// applies it to nothing: its problems name the file and line.
+func CheckFile(name string, data []byte) error {
+	c := Defaults()
+	return c.applyFile(name, data).err()
+}
+
 // UserFile returns the user's config file: $XDG_CONFIG_HOME/ralph/config.toml,
 // or ~/.config/ralph/config.toml; empty when the environment names no home.
 // A relative XDG_CONFIG_HOME is ignored, as the XDG spec asks.

@@ -138,30 +138,70 @@ func (r *runner) baseline(ctx context.Context) error {
 		r.gates.skipped = true
 		return nil
 	}
+	var failed []string
+	if b := r.opts.Baseline; b != nil {
+		failed = b.Advisory
+	} else {
+		base, err := checkBaseline(ctx, g.run, g.gates.ProjectCommands(), r.opts.AllowFailingGates)
+		if err != nil {
+			return err
+		}
+		failed = base.Advisory
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, c := range failed {
+		r.gates.advisory[c] = true
+		r.st.AdvisoryGates = append(r.st.AdvisoryGates, c)
+	}
+	return r.save()
+}
+
+// Baseline is the project's gates as the starting tree left them: the
+// commands that failed there, advisory for the run.
+type Baseline struct {
+	Advisory []string
+}
+
+// commandRunner runs one gate command; reused says its result is an
+// earlier one on the same tree.
+type commandRunner func(ctx context.Context, command string) (res GateResult, reused bool, err error)
+
+// CheckBaseline runs the project's gates on the starting tree before
+// anything of the run has changed (the caller's branch, its state): a
+// gate that fails is a BaselineError, or, with allowFailing, one of the
+// returned advisory commands. An interrupt is ErrInterrupted.
+func CheckBaseline(ctx context.Context, g CommandGate, allowFailing bool) (*Baseline, error) {
+	run := func(ctx context.Context, c string) (GateResult, bool, error) {
+		res, err := g.RunCommand(ctx, c)
+		return res, false, err
+	}
+	return checkBaseline(ctx, run, g.ProjectCommands(), allowFailing)
+}
+
+func checkBaseline(ctx context.Context, run commandRunner, commands []string, allowFailing bool) (*Baseline, error) {
 	var failed []FailedGate
-	for _, c := range g.gates.ProjectCommands() {
-		res, _, err := g.run(ctx, c)
+	for _, c := range commands {
+		res, _, err := run(ctx, c)
 		if ctx.Err() != nil {
-			return ErrInterrupted
+			return nil, ErrInterrupted
 		}
 		if err != nil {
-			return fmt.Errorf("checking the gates before the first agent call: %w", err)
+			return nil, fmt.Errorf("checking the gates before the first agent call: %w", err)
 		}
 		if res.ExitCode != 0 {
 			failed = append(failed, FailedGate{Command: c, Result: res})
 		}
 	}
-	if len(failed) == 0 {
-		return nil
+	if len(failed) > 0 && !allowFailing {
+		return nil, &BaselineError{Failed: failed}
 	}
-	if !r.opts.AllowFailingGates {
-		return &BaselineError{Failed: failed}
-	}
+	b := &Baseline{}
 	for _, f := range failed {
-		r.gates.advisory[f.Command] = true
-		r.st.AdvisoryGates = append(r.st.AdvisoryGates, f.Command)
+		b.Advisory = append(b.Advisory, f.Command)
 	}
-	return r.save()
+	return b, nil
 }
 
 // gatesNote is what the run's header says about its gates: the advisory

@@ -137,7 +137,7 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 		case !reviewed:
 			r.doneMsg = "nothing to review: no change since " + short(base)
 		case added > 0:
-			r.doneMsg = fmt.Sprintf("the review added %d task(s) to the plan: `ralph run` does them", added)
+			r.doneMsg = fmt.Sprintf("the review added %s to the plan: `ralph run` does them", words.Count(added, "task"))
 		}
 	}
 	return r.finish(err)
@@ -301,7 +301,7 @@ func reviewerLine(rv *endReviewer) string {
 	if rv.verdict.Marker == completion.Ship {
 		return fmt.Sprintf("%s: SHIP by %s", rv.focus, rv.ev.By())
 	}
-	return fmt.Sprintf("%s: REVISE by %s, %d finding(s)", rv.focus, rv.ev.By(), len(rv.verdict.Findings))
+	return fmt.Sprintf("%s: REVISE by %s, %s", rv.focus, rv.ev.By(), words.Count(len(rv.verdict.Findings), "finding"))
 }
 
 // roundSummary says what became of a round.
@@ -315,10 +315,10 @@ func roundSummary(ev *state.RoundEvidence, rec state.Record) string {
 	}
 	s := "nothing new"
 	if len(ids) > 0 {
-		s = fmt.Sprintf("%d new finding(s) became task(s) %s", len(ids), strings.Join(ids, ", "))
+		s = fmt.Sprintf("%s became %s %s", words.Count(len(ids), "new finding"), words.Noun(len(ids), "task"), strings.Join(ids, ", "))
 	}
 	if len(ev.Known) > 0 {
-		s += fmt.Sprintf("; %d already open as task(s)", len(ev.Known))
+		s += fmt.Sprintf("; %d already open as %s", len(ev.Known), words.Noun(len(ev.Known), "a task", "tasks"))
 	}
 	return s
 }
@@ -330,7 +330,7 @@ func recurringReport(rec []state.FindingTask) string {
 	for i, ft := range rec {
 		parts[i] = fmt.Sprintf("%q (task %s, done) came back", oneLine(ft.Finding, 120), ft.Task)
 	}
-	return fmt.Sprintf("%d end review finding(s) came back after their task was done: %s", len(rec), strings.Join(parts, "; "))
+	return fmt.Sprintf("%s came back after their task was done: %s", words.Count(len(rec), "end review finding"), strings.Join(parts, "; "))
 }
 
 // oneLine flattens s to one line of at most n runes.

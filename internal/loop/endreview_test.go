@@ -175,8 +175,8 @@ func TestEndReviewFindingsBecomeTasksAndRun(t *testing.T) {
 		}
 	}
 	joined := strings.Join(msgs, "\n")
-	for _, s := range []string{"end review round 1/2: 2 reviewers by rev/m (tests, security)", "tests: REVISE by rev/m, 2 finding(s)",
-		"end review round 1/2: 2 new finding(s) became task(s) F1, F2", "end review round 2/2: nothing new"} {
+	for _, s := range []string{"end review round 1/2: 2 reviewers by rev/m (tests, security)", "tests: REVISE by rev/m, 2 findings",
+		"end review round 1/2: 2 new findings became tasks F1, F2", "end review round 2/2: nothing new"} {
 		if !strings.Contains(joined, s) {
 			t.Errorf("review events lack %q:\n%s", s, joined)
 		}
@@ -345,7 +345,7 @@ func TestReviewOnItsOwn(t *testing.T) {
 		t.Errorf("the diff starts at %s, want the given base", from)
 	}
 	st := f.store.st
-	if st.Status != state.StatusDone || !strings.Contains(st.Message, "added 1 task(s)") || st.Agent != "rev" {
+	if st.Status != state.StatusDone || !strings.Contains(st.Message, "added 1 task to") || st.Agent != "rev" {
 		t.Errorf("state %+v", st)
 	}
 	if d := cmp.Diff([]string{":end_review"}, f.outcomes()); d != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // What the end review's findings become: de-duplicated by normalized
@@ -56,7 +57,7 @@ func (r *runner) takeFindings(ev *state.RoundEvidence, round int, reviewers []*e
 	}
 	adder, ok := r.deps.Plan.(TaskAdder)
 	if !ok {
-		return 0, fmt.Errorf("the end review found %d thing(s) to fix, but this plan cannot take new tasks", len(fresh))
+		return 0, fmt.Errorf("the end review found %s to fix, but this plan cannot take new tasks", words.Count(len(fresh), "thing"))
 	}
 	findings := maps.Clone(r.st.Findings)
 	if findings == nil {

@@ -75,6 +75,10 @@ type Options struct {
 	// NoRepo: the run works without a repository, as the user asked
 	// (--allow-no-repo); its header says what that costs.
 	NoRepo bool
+	// Baseline, when set, is the baseline as the caller already checked it
+	// (CheckBaseline), before anything of the run changed: the loop runs
+	// it no more, and makes its failed commands advisory.
+	Baseline *Baseline
 	// Commit turns on a commit per accepted task.
 	Commit         bool
 	CommitTemplate string

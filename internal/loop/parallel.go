@@ -370,7 +370,7 @@ func (p *parallelRun) afterOnce(outcomes []state.Outcome) error {
 			return fmt.Errorf("%w: --once: an iteration ended with %s", ErrLimit, o)
 		}
 	}
-	p.r.doneMsg = onceMsg(fmt.Sprintf("%d task(s) done", len(outcomes)), open)
+	p.r.doneMsg = onceMsg(words.Count(len(outcomes), "task")+" done", open)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/prompt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 // What stands between a done claim and a task marked done (DESIGN §8):
@@ -276,7 +277,7 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 		return report, false
 	}
 	c.outcome = state.OutcomeGuardRejected
-	c.errText = fmt.Sprintf("the tamper guard found %d change(s) that weaken the checks: %s", len(blocking), first)
+	c.errText = fmt.Sprintf("the tamper guard found %s that weaken the checks: %s", words.Count(len(blocking), "change"), first)
 	c.output = "The tamper guard (guard = \"strict\") rejected the work. Undo these changes, or do the task without them:\n" +
 		guard.Report(blocking, 0)
 	if put := r.putBackTamper(ctx, cl, blocking); len(put) > 0 {

@@ -117,6 +117,9 @@ func statusLine(status, msg string) string {
 	if msg == "" || strings.EqualFold(msg, status) {
 		return status
 	}
+	if rest, ok := strings.CutPrefix(msg, status+": "); ok {
+		msg = rest
+	}
 	return status + ": " + msg
 }
 

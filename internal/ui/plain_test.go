@@ -20,6 +20,7 @@ func TestPlainRunEnded(t *testing.T) {
 	}{
 		{"interrupted", "interrupted", 1, "ralph interrupted · 0/2 tasks done · 1 iteration ·"},
 		{"done", "all tasks done", 2, "ralph done: all tasks done · 0/2 tasks done · 2 iterations ·"},
+		{"stuck", "stuck: 3 iterations in a row", 3, "ralph stuck: 3 iterations in a row · 0/2 tasks done · 3 iterations ·"},
 	} {
 		var out bytes.Buffer
 		NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventRunEnded, Status: tc.status, Message: tc.msg,

@@ -432,6 +432,37 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	return hash, nil
 }
 
+// CommitFiles commits paths alone, as the working tree has them, with
+// message (git add, then git commit --only): ralph's setup files, apart
+// from any work. Other staged changes stay staged. It returns "" when the
+// paths hold nothing to commit.
+func (g *Git) CommitFiles(ctx context.Context, message string, paths []string) (string, error) {
+	if err := g.refuseLinks(); err != nil {
+		return "", err
+	}
+	if _, err := g.run(ctx, nil, append([]string{"add", "--"}, paths...)...); err != nil {
+		return "", err
+	}
+	out, err := g.commit(ctx, []string{"LC_ALL=C", "LANGUAGE="},
+		append([]string{"-c", "core.abbrev=40", "commit", "-m", message, "--only", "--"}, paths...)...)
+	if err != nil {
+		if !g.stagedChanges(ctx) {
+			return "", nil
+		}
+		return "", err
+	}
+	hash := commitSummaryID(out)
+	if hash == "" {
+		if hash, err = g.Head(ctx); err != nil {
+			return "", err
+		}
+	}
+	g.mu.Lock()
+	g.seen = hash
+	g.mu.Unlock()
+	return hash, nil
+}
+
 // commitSummaryID reads the commit's id from the first line git commit
 // prints, "[BRANCH (root-commit) ID] SUBJECT" ("[detached HEAD ID] ..."),
 // "" when it holds no full id. Hooks print on stderr, not there.
@@ -816,6 +847,9 @@ func (g *Git) SwitchBranch(ctx context.Context, name string) (bool, error) {
 	_, err := g.run(ctx, nil, "checkout", "-q", "-b", name)
 	return err == nil, err
 }
+
+// HasBranch says whether branch name exists.
+func (g *Git) HasBranch(ctx context.Context, name string) bool { return g.hasBranch(ctx, name) }
 
 func (g *Git) hasBranch(ctx context.Context, name string) bool {
 	_, err := g.run(ctx, nil, "rev-parse", "--verify", "-q", "refs/heads/"+name)
