@@ -315,6 +315,18 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	}
 	r.add(section, "environment", checkOK, env, "")
 	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
+	layers, cold, err := gateLayers(ctx, f, cfg, dir, c)
+	switch {
+	case err != nil:
+		r.add(section, "gates", checkFail, err.Error(), "")
+	case layers == nil:
+		r.add(section, "gates", checkOK, "empty caches of their own on each run (cold, nothing replayed): "+cold, "")
+	default:
+		r.add(section, "gates", checkOK, "a throwaway layer over your toolchains' caches, and the in-tree test stores empty, on each run", "")
+		for _, w := range agentWrittenWarnings(c.Box, *layers) {
+			r.add(section, "gates", checkWarn, w, "")
+		}
+	}
 }
 
 // networkReach says what a child reaches of the network.

@@ -332,7 +332,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if g, ok := pre.repo.(*vcs.Git); ok {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
-		g.Hooks = sb.gates()
+		g.Hooks = sb.hooks()
 	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
 		return err
@@ -344,7 +344,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// read afresh each time (the plan may be edited during the run).
 		deps.Gate = gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
 			Env: opts.f.Environ(), TaskCommands: func(string) []string { return plan.Plan().Validation },
-			Sandbox: sb.gates()}}
+			Sandbox: sb.gates(), Fresh: sb.gateCaches()}}
 	}
 	deps.Repo = pre.repoDep()
 	deps.Trees = treesDep(pre.repo)
@@ -399,6 +399,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+	}
+	if deps.Gate != nil {
+		for _, msg := range sb.gateWarnings() {
+			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+		}
 	}
 	if offline != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})
