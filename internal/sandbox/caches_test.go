@@ -19,7 +19,9 @@ func TestFindCaches(t *testing.T) {
 	if err != nil {
 		t.Skip("no go toolchain: ", err)
 	}
-	root := tree(t, "home/.npmrc", "proj/bin/", "proj/go.mod")
+	// Telemetry off, as `go telemetry off` leaves it: go would otherwise
+	// start a child that writes in the home after the test is done.
+	root := tree(t, "home/.npmrc", "home/.config/go/telemetry/mode", "proj/bin/", "proj/go.mod")
 	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
 	marker := filepath.Join(root, "project-go-ran")
 	if err := os.WriteFile(filepath.Join(proj, "bin/go"), []byte("#!/bin/sh\ntouch "+marker+"\necho /agent/cache\necho /agent/mod\n"), 0o755); err != nil {
@@ -28,12 +30,16 @@ func TestFindCaches(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "go.mod"), []byte("module x\n\ngo 1.99\n\ntoolchain go1.99.0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(home, ".config/go/telemetry/mode"), []byte("off"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://example.invalid/\ncache = ~/npm-cache\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"HOME=" + home, "PATH=" + filepath.Join(proj, "bin") + ":bin:" + filepath.Dir(goExe) + ":/usr/bin:/bin",
 		"GOCACHE=" + filepath.Join(home, "gocache"), "GOMODCACHE=" + filepath.Join(home, "gomod"), "GOTOOLCHAIN=go1.99.0",
-		"CARGO_HOME=" + filepath.Join(home, "cargo"), "XDG_CACHE_HOME=" + filepath.Join(home, "xdg")}
+		"CARGO_HOME=" + filepath.Join(home, "cargo"), "XDG_CACHE_HOME=" + filepath.Join(home, "xdg"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 	got := FindCaches(t.Context(), env, proj, []string{"~/extra"})
 	want := []string{filepath.Join(home, "gocache"), filepath.Join(home, "gomod"), filepath.Join(home, "cargo"),
 		filepath.Join(home, "npm-cache"), filepath.Join(home, "xdg/pip"), filepath.Join(home, ".m2"),
