@@ -32,6 +32,10 @@ type doctorOptions struct {
 	JSON bool
 	// VersionTimeout bounds each `AGENT --version`.
 	VersionTimeout time.Duration
+	// GatesTimeout bounds each gate command doctor runs; NoGates runs
+	// none.
+	GatesTimeout time.Duration
+	NoGates      bool
 }
 
 const doctorLong = `Check that a run can start: the configured agent is installed, answers
@@ -41,7 +45,10 @@ checks before anything changes: the plan is writable, the working tree
 has no changes but ralph's own, HEAD is on a branch and the plan's
 branchName is one git can make. It also lists the quality gates and the
 project's own checks (go test, npm test, pytest, make test, ...), each
-with whether ralph.toml enables it. Nothing is sent to a model.
+with whether ralph.toml enables it, and runs the gates once in the sandbox,
+as a run's gates get it (only from a ralph.toml you approved; each within
+--gates-timeout; --no-gates skips them): a failing gate is a problem, the
+files a gate left in the tree are listed. Nothing is sent to a model.
 
 Each problem comes with its fix. The exit code is 1 when something the run
 needs is missing or broken (the agent's executable, the config, the plan,
@@ -55,7 +62,7 @@ gemini, ...) and its login files under HOME (~/.claude/.credentials.json,
 login in the system keyring may be logged in even when none is found.`
 
 func newCmdDoctor(f *Factory, runF func(*doctorOptions) error) *cobra.Command {
-	opts := &doctorOptions{f: f, VersionTimeout: 10 * time.Second}
+	opts := &doctorOptions{f: f, VersionTimeout: 10 * time.Second, GatesTimeout: time.Minute}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the agent, git, config and plan before a run",
@@ -70,6 +77,8 @@ func newCmdDoctor(f *Factory, runF func(*doctorOptions) error) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "check every known agent, not only the configured one")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the checks as one JSON object")
+	cmd.Flags().DurationVar(&opts.GatesTimeout, "gates-timeout", opts.GatesTimeout, "time limit of each gate command doctor runs (not gates.timeout)")
+	cmd.Flags().BoolVar(&opts.NoGates, "no-gates", false, "do not run the gates")
 	return cmd
 }
 
@@ -104,7 +113,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		return err
 	}
 	var r doctorReport
-	cfg, cfgOK := doctorConfig(&r, opts.f, dir)
+	cfg, cfgOK, trusted := doctorConfig(&r, opts.f, dir)
 	var names []string
 	switch {
 	case !cfgOK:
@@ -134,7 +143,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent || name == reviewer)
 	}
 	doctorGit(ctx, &r, dir, opts.f.Environ())
-	doctorSandbox(ctx, &r, opts.f, dir, cfg)
+	choice, sandboxOK := doctorSandbox(ctx, &r, opts.f, dir, cfg)
 	if cfgOK {
 		doctorPlan(&r, dir, cfg.Tasks)
 		doctorPreflight(ctx, &r, dir, cfg)
@@ -142,6 +151,9 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 		r.add("plan", "plan", checkWarn, "not checked: the config is invalid", "fix the config first")
 	}
 	doctorGates(&r, opts.f, dir, cfg)
+	if (cfgOK || !trusted) && sandboxOK && !opts.NoGates {
+		doctorRunGates(ctx, &r, opts, dir, cfg, trusted, choice)
+	}
 	if cfgOK {
 		doctorGitHub(ctx, &r, opts.f, dir, cfg)
 	}
@@ -173,7 +185,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 // trusted. It returns the config the checks that start programs or reach
 // hosts may obey (without an untrusted project file: those checks would
 // run what only it names), and whether the config is valid.
-func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool) {
+func doctorConfig(r *doctorReport, f *Factory, dir string) (cfg config.Config, ok, trusted bool) {
 	project := filepath.Join(dir, "ralph.toml")
 	if f.ConfigFile != "" {
 		project = f.ConfigFile
@@ -186,7 +198,7 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 	}
 	if err != nil {
 		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph config --all shows every key)")
-		return config.Defaults(), false
+		return config.Defaults(), false, false
 	}
 	var source strings.Builder
 	source.WriteString("defaults")
@@ -195,7 +207,7 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 			source.WriteString(" < " + displayPath(file))
 		}
 	}
-	cfg, err := f.Config(dir)
+	cfg, err = f.Config(dir)
 	u, untrusted := isUntrusted(err)
 	switch {
 	case untrusted:
@@ -213,7 +225,7 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 	}
 	if err != nil {
 		r.add("config", "config", checkFail, err.Error(), "correct the keys named above (ralph config --all shows every key)")
-		return config.Defaults(), false
+		return config.Defaults(), false, false
 	}
 	if untrusted {
 		// The plan, the gates and the agent's name are read, not run:
@@ -227,7 +239,7 @@ func doctorConfig(r *doctorReport, f *Factory, dir string) (config.Config, bool)
 			cfg.Agent = ""
 		}
 	}
-	return cfg, true
+	return cfg, true, !untrusted
 }
 
 // doctorAgent checks one agent: executable, version, credentials. A
@@ -304,8 +316,9 @@ func doctorGit(ctx context.Context, r *doctorReport, dir string, env []string) {
 }
 
 // doctorSandbox runs the probe a run would and says what the configured
-// agent could reach inside the sandbox.
-func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string, cfg config.Config) {
+// agent could reach inside the sandbox. It returns the sandbox, and
+// whether a run could use it.
+func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string, cfg config.Config) (sandbox.Choice, bool) {
 	const section = "sandbox"
 	mode := cfg.Sandbox.Mode
 	c, err := sandbox.Choose(ctx, mode, f.sandboxPolicy(ctx, cfg, dir), f.Environ())
@@ -313,18 +326,18 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	switch {
 	case errors.As(err, &se):
 		r.add(section, mode, checkFail, se.Reason+": a run with --sandbox "+mode+" stops before any agent runs", se.Fix)
-		return
+		return c, false
 	case err != nil:
 		r.add(section, mode, checkFail, err.Error(), "run with --sandbox none")
-		return
+		return c, false
 	case c.Box == nil && mode == sandbox.ModeNone:
 		// Chosen on purpose: said, not warned about.
 		r.add(section, mode, checkOK, "none (sandbox.mode): agents, reviewers and gates run with your access and your whole environment", "")
-		return
+		return c, true
 	case c.Box == nil:
 		r.add(section, mode, checkWarn, "none: "+c.Fallback+"; a run goes on without a sandbox, and says so",
 			"fix the above, or set sandbox.mode = \"none\" to run without one on purpose")
-		return
+		return c, true
 	}
 	spec, _ := agent.Lookup(cfg.Agent)
 	// In bubblewrap the agent's configuration is a per-run copy, mounted
@@ -337,7 +350,7 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	reach, err := c.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env)).Reach()
 	if err != nil {
 		r.add(section, mode, checkFail, err.Error(), "check sandbox.allow-write and sandbox.deny")
-		return
+		return c, false
 	}
 	r.add(section, mode, checkOK, c.Kind()+" works (a probe ran in it)", "")
 	network := networkReach(reach.Network, cfg.Sandbox.AllowHosts)
@@ -353,6 +366,19 @@ func doctorSandbox(ctx context.Context, r *doctorReport, f *Factory, dir string,
 	}
 	r.add(section, "environment", checkOK, env, "")
 	r.add(section, "network", checkOK, network+"; processes outside the sandbox (ralph's included) are out of sight", "")
+	layers, cold, err := gateLayers(ctx, f, cfg, dir, c)
+	switch {
+	case err != nil:
+		r.add(section, "gates", checkFail, err.Error(), "")
+	case layers == nil:
+		r.add(section, "gates", checkOK, "empty caches of their own on each run (cold, nothing replayed): "+cold, "")
+	default:
+		r.add(section, "gates", checkOK, "a throwaway layer over your toolchains' caches, and the in-tree test stores empty, on each run", "")
+		for _, w := range agentWrittenWarnings(c.Box, *layers) {
+			r.add(section, "gates", checkWarn, w, "")
+		}
+	}
+	return c, true
 }
 
 // networkReach says what a child reaches of the network.

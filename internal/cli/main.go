@@ -62,6 +62,9 @@ func Main(build BuildInfo) int {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.BridgeCommand {
 		return bridge(os.Args[2:], os.Stderr)
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LayersCommand {
+		return sandbox.LayersMain(os.Args[2:], os.Stderr)
+	}
 	f := defaultFactory()
 	f.Build = build.complete(debug.ReadBuildInfo)
 	err := newRootCmd(f).ExecuteContext(signalContext(f))

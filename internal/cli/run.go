@@ -355,7 +355,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		// a guard finding, not a gate.
 		projectGates = &gates{r: &gate.Runner{Dir: dir, Commands: cfg.Gates.Commands, Timeout: cfg.Gates.Timeout.D(),
 			Env: opts.f.Environ(), TaskCommands: func(string) []string { return validation },
-			Sandbox: sb.gates()}}
+			Sandbox: sb.gates(), Fresh: sb.gateCaches()}}
 	}
 	if projectGates != nil && !pre.leftover && plan.Plan().Open() > 0 && pre.treeIsStart(ctx) {
 		// The gates' baseline is the last precondition: one that fails
@@ -370,7 +370,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if g, ok := pre.repo.(*vcs.Git); ok {
 		// The hooks ralph's commits run are as confined as the agent: they
 		// may run project code it wrote.
-		g.Hooks = sb.gates()
+		g.Hooks = sb.hooks()
 		lopts.Sandbox.Hooks = g.HookUse(ctx, g.Hooks != nil, cfg.GitHub.PR)
 	}
 	if _, err := state.EnsureGitignore(dir); err != nil {
@@ -439,6 +439,11 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	if msg := gv.warning(); msg != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+	}
+	if deps.Gate != nil {
+		for _, msg := range sb.gateWarnings() {
+			deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: msg})
+		}
 	}
 	if offline != "" {
 		deps.Emit(loop.Event{Kind: loop.EventWarning, Time: time.Now(), Message: offline})

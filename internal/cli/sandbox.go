@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -29,6 +30,13 @@ type runSandbox struct {
 	// which bubblewrap mounts in its place; nil with another sandbox or
 	// none.
 	homes *agentHomes
+	// layers are the gates' throwaway layers over the toolchains' caches
+	// and the in-tree stores (bubblewrap); nil with another sandbox or
+	// none, or where they cannot be laid (cold says why).
+	layers *sandbox.Layers
+	// cold says why the gates get empty caches of their own on each run
+	// (sandbox.ColdCaches) rather than layers over the user's.
+	cold string
 }
 
 // chooseSandbox probes the configured sandbox for the project in dir. An
@@ -46,6 +54,9 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 	if c.Box != nil && c.Box.Kind() == sandbox.KindBwrap {
 		sb.homes = newAgentHomes(f.Environ())
 	}
+	if sb.layers, sb.cold, err = gateLayers(ctx, f, cfg, dir, c); err != nil {
+		return runSandbox{}, err
+	}
 	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
 		agents := []string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)}
 		if sb.egress, err = startEgress(ctx, cfg, c.Box.Kind(), agents); err != nil {
@@ -54,6 +65,24 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 		sb.choice.Box = c.Box.WithEgress(sb.egress.box)
 	}
 	return sb, nil
+}
+
+// gateLayers are the gates' throwaway layers in the sandbox c, probed;
+// nil where they cannot be laid, with why (cold).
+func gateLayers(ctx context.Context, f *Factory, cfg config.Config, dir string, c sandbox.Choice) (*sandbox.Layers, string, error) {
+	if c.Kind() != sandbox.KindBwrap {
+		return nil, "sandbox " + c.Kind() + " cannot lay a throwaway layer over your caches", nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("ralph's own executable: %w", err)
+	}
+	l := sandbox.Layers{Exe: exe, Caches: sandbox.FindCaches(ctx, f.Environ(), dir, cfg.Sandbox.Caches),
+		Stores: sandbox.DefaultStores()}
+	if err := c.Box.ForGates(l).Probe(ctx); err != nil {
+		return nil, "no throwaway layer can be laid over your caches here (" + err.Error() + ")", nil
+	}
+	return &l, "", nil
 }
 
 // close stops the sandbox's proxy, if it has one.
@@ -190,8 +219,54 @@ func (s runSandbox) notify(env []string) proc.Wrapper {
 	return s.choice.Box.Only(env).Passing(notify.EventVars())
 }
 
-// gates is the sandbox of the quality gates; nil without one.
-func (s runSandbox) gates() proc.Wrapper { return s.choice.Wrapper() }
+// gates is the sandbox of the quality gates, with their throwaway layers
+// where it can have them; nil without one.
+func (s runSandbox) gates() proc.Wrapper {
+	switch {
+	case s.layers != nil:
+		return s.choice.Box.ForGates(*s.layers)
+	case s.choice.Box != nil:
+		return s.choice.Box.Passing(sandbox.ColdVars())
+	}
+	return nil
+}
+
+// gateCaches is what gives each gate run empty caches of its own: nil
+// where the layers do (gates).
+func (s runSandbox) gateCaches() func([]string) ([]string, func(), error) {
+	if s.layers != nil {
+		return nil
+	}
+	return sandbox.ColdCaches
+}
+
+// gateWarnings say which toolchain caches the agent may write
+// (sandbox.allow-write): gates get those empty, and what an earlier run
+// let the agent put there is still the user's own builds' to replay.
+func (s runSandbox) gateWarnings() []string {
+	if s.layers == nil {
+		return []string{"the gates get empty caches of their own on each run (cold, nothing replayed): " + s.cold}
+	}
+	return agentWrittenWarnings(s.choice.Box, *s.layers)
+}
+
+// agentWrittenWarnings say which caches of l the agent may write in box.
+func agentWrittenWarnings(box *sandbox.Box, l sandbox.Layers) []string {
+	written, err := box.AgentWritten(l)
+	if err != nil {
+		return []string{"the gates' layers: " + err.Error()}
+	}
+	var out []string
+	for _, c := range written {
+		out = append(out, fmt.Sprintf("the agent may write the cache %s (sandbox.allow-write): the gates get it empty, never as the agent left it; "+
+			"drop it from sandbox.allow-write, and clean it (go clean -cache, for Go's), since your own builds would replay what an agent wrote there", c))
+	}
+	return out
+}
+
+// hooks is the sandbox of the git hooks ralph's commits run; nil without
+// one.
+func (s runSandbox) hooks() proc.Wrapper { return s.choice.Wrapper() }
 
 // record is the sandbox as state.json and the run_started event say it.
 func (s runSandbox) record() *state.Sandbox {

@@ -119,8 +119,8 @@ type Sandbox struct {
 	// works, else none with a warning), bwrap or sandbox-exec (fail when
 	// it cannot work), or none.
 	Mode string `toml:"mode"`
-	// AllowWrite are more paths the sandbox lets write (caches);
-	// Deny more paths it hides.
+	// AllowWrite are more paths the sandbox lets write; Deny more paths
+	// it hides.
 	AllowWrite []string `toml:"allow-write"`
 	Deny       []string `toml:"deny"`
 	// Network is how the sandbox reaches the network: proxy (a network
@@ -132,6 +132,9 @@ type Sandbox struct {
 	AllowHosts []string `toml:"allow-hosts"`
 	// Env names more variables passed in (NAME* is a prefix).
 	Env []string `toml:"env"`
+	// Caches are more cache directories the gates get a throwaway layer
+	// over, besides the toolchains' own (internal/sandbox.FindCaches).
+	Caches []string `toml:"caches"`
 }
 
 // Network is the value of sandbox.network.

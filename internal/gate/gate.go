@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +39,10 @@ type Runner struct {
 	// Sandbox, when set, confines each command: gates run in the agent's
 	// sandbox (internal/sandbox).
 	Sandbox proc.Wrapper
+	// Fresh, when set, gives each command variables of its own, undone
+	// after it: empty caches where the sandbox cannot lay a throwaway
+	// layer over the user's (sandbox.ColdCaches).
+	Fresh func(env []string) (vars []string, done func(), err error)
 }
 
 // Result is what one command did.
@@ -82,11 +88,23 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	env := r.Env
+	if r.Fresh != nil {
+		if env == nil {
+			env = os.Environ()
+		}
+		vars, done, err := r.Fresh(env)
+		if err != nil {
+			return Result{Command: command}, fmt.Errorf("gate %q: its caches: %w", command, err)
+		}
+		defer done()
+		env = append(slices.Clone(env), vars...)
+	}
 	out := proc.NewTail(maxOutput)
 	// Its own group, so a timeout takes the test runner's children too;
 	// no grace: SIGKILL at once.
 	pr, err := proc.Run(ctx, proc.Cmd{
-		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: r.Env, Sandbox: r.Sandbox,
+		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: env, Sandbox: r.Sandbox,
 		Stdout: out, Stderr: out,
 	})
 	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}

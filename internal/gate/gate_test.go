@@ -87,3 +87,22 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// Fresh gives each command variables of its own, on top of the runner's,
+// and is undone after that command.
+func TestRunFresh(t *testing.T) {
+	t.Parallel()
+	n, undone := 0, 0
+	r := &Runner{Dir: t.TempDir(), Commands: []string{`test "$CACHE" = c1 && test "$KEEP" = k`, `test "$CACHE" = c2`},
+		Env: append(os.Environ(), "KEEP=k", "CACHE=user"),
+		Fresh: func(env []string) ([]string, func(), error) {
+			n++
+			return []string{"CACHE=c" + strconv.Itoa(n)}, func() { undone++ }, nil
+		}}
+	if ok, out, err := r.Run(t.Context(), "T-1"); !ok || err != nil {
+		t.Fatalf("Run = %v, %q, %v; want a pass", ok, out, err)
+	}
+	if n != 2 || undone != 2 {
+		t.Errorf("Fresh called %d times, undone %d: want 2 and 2", n, undone)
+	}
+}

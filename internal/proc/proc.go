@@ -112,6 +112,13 @@ type Launch struct {
 	// push keystrokes into the user's shell (TIOCSTI). It is still its
 	// own process group, as every child is.
 	Detach bool
+	// Namespaced starts Path as root of a user namespace and a mount
+	// namespace of its own, ralph's user and group mapped to 0 (Linux
+	// only): it can mount there, in no one's view but its own and its
+	// children's, before it executes the sandbox program (the gates'
+	// throwaway layers, internal/sandbox). Its children gain nothing over
+	// the host from it: the namespace's root is ralph's user outside.
+	Namespaced bool
 }
 
 // Wrapper confines a child: given how it would start, it returns how it
@@ -162,7 +169,7 @@ func (c *Cmd) command(l Launch, marker string) *exec.Cmd {
 		Stdin: c.Stdin,
 		// Its own group, so that a stop reaches everything it started;
 		// when ralph dies, the signal a stop would send first.
-		SysProcAttr: sysProcAttr(c.deathSignal(), l.Detach),
+		SysProcAttr: sysProcAttr(c.deathSignal(), l),
 		// A grandchild that keeps stdin open must not hang Wait.
 		WaitDelay: c.waitDelay(),
 	}

@@ -8,15 +8,22 @@ import (
 )
 
 // sysProcAttr puts the child in its own group (in a session of its own
-// when detach is set) and has the kernel send it sig when the thread that
-// started it ends; Go's fork re-checks the parent after setting it, so a
-// ralph that died during the fork is seen.
-func sysProcAttr(sig syscall.Signal, detach bool) *syscall.SysProcAttr {
-	if detach {
+// when l.Detach is set) and has the kernel send it sig when the thread
+// that started it ends; Go's fork re-checks the parent after setting it,
+// so a ralph that died during the fork is seen. With l.Namespaced it
+// starts in a user and mount namespace of its own, as their root.
+func sysProcAttr(sig syscall.Signal, l Launch) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
+	if l.Detach {
 		// setsid makes a group too; setpgid after it would fail.
-		return &syscall.SysProcAttr{Setsid: true, Pdeathsig: sig}
+		a = &syscall.SysProcAttr{Setsid: true, Pdeathsig: sig}
 	}
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
+	if l.Namespaced {
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	}
+	return a
 }
 
 // streamPipeSize is the pipe buffer asked for a stream the caller reads

@@ -8,10 +8,11 @@ import (
 )
 
 // sysProcAttr puts the child in its own group (in a session of its own
-// when detach is set). Only Linux has a parent-death signal; elsewhere the
-// guardian alone stops what a dead ralph left.
-func sysProcAttr(_ syscall.Signal, detach bool) *syscall.SysProcAttr {
-	if detach {
+// when l.Detach is set). Only Linux has a parent-death signal; elsewhere
+// the guardian alone stops what a dead ralph left, and namespaces
+// (l.Namespaced), which no sandbox of another platform asks for.
+func sysProcAttr(_ syscall.Signal, l Launch) *syscall.SysProcAttr {
+	if l.Detach {
 		return &syscall.SysProcAttr{Setsid: true}
 	}
 	return &syscall.SysProcAttr{Setpgid: true}

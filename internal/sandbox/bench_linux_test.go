@@ -12,7 +12,8 @@ import (
 // starting `true` and waiting for it, without a sandbox and inside
 // bubblewrap with a run's policy (the project, its git directory, an
 // agent's directories, the default hidden paths), the layout resolved
-// afresh as for every child.
+// afresh as for every child; and a gate's start, with its throwaway
+// layers over two caches and pytest's store (bwrap+layers).
 func BenchmarkStart(b *testing.B) {
 	root, err := os.MkdirTemp("/var/tmp", "ralph-sandbox-bench-") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
 	if err != nil {
@@ -20,7 +21,7 @@ func BenchmarkStart(b *testing.B) {
 	}
 	defer os.RemoveAll(root)
 	proj := filepath.Join(root, "proj")
-	for _, d := range []string{"proj/.git/hooks", "proj/.ralph", "home/.claude", "home/.ssh"} {
+	for _, d := range []string{"proj/.git/hooks", "proj/.ralph", "home/.claude", "home/.ssh", "home/.cache/go-build", "home/go/pkg/mod", "proj/.pytest_cache"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			b.Fatal(err)
 		}
@@ -33,10 +34,15 @@ func BenchmarkStart(b *testing.B) {
 	if err != nil {
 		b.Skip("bubblewrap cannot run here: ", err)
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	gates := box.ForGates(Layers{Exe: exe, Caches: []string{"~/.cache/go-build", "~/go/pkg/mod"}, Stores: DefaultStores()})
 	for _, bc := range []struct {
 		name string
 		box  proc.Wrapper
-	}{{"none", nil}, {"bwrap", box}} {
+	}{{"none", nil}, {"bwrap", box}, {"bwrap+layers", gates}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				res, err := proc.Run(b.Context(), proc.Cmd{Argv: []string{"true"}, Dir: proj, Env: env, Sandbox: bc.box})

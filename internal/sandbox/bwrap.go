@@ -24,8 +24,8 @@ import (
 //   - the host read-only, a /dev and /proc of its own, a private /tmp,
 //     then the writable and read-only binds, shallow first (a copy is
 //     mounted from its source; bwrap reads every source in the host's
-//     tree, so a read-only path inside a copy is the host's), then the
-//     hidden paths (an empty read-only tmpfs over a directory, /dev/null
+//     tree, so a read-only path inside a copy is the host's), a gate's
+//     in-tree stores empty (Layers), then the hidden paths (an empty read-only tmpfs over a directory, /dev/null
 //     over a file), which win.
 func bwrapArgs(r layout, network string, egress *Egress) []string {
 	args := []string{"--unshare-all"}
@@ -43,6 +43,9 @@ func bwrapArgs(r layout, network string, egress *Egress) []string {
 			flag = "--bind"
 		}
 		args = append(args, flag, cmp.Or(m.source, m.path), m.path)
+	}
+	for _, s := range r.scratch {
+		args = append(args, "--tmpfs", s)
 	}
 	for _, h := range r.hidden {
 		if h.dir {

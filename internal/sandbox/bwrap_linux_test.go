@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(strings.Join(os.Args[1:], " "))
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && os.Args[1] == LayersCommand {
+		os.Exit(LayersMain(os.Args[2:], os.Stderr))
+	}
 	if addr := os.Getenv(dialEnv); addr != "" {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

@@ -18,8 +18,9 @@ const privateTmp = "/tmp"
 // links resolved, since a mount follows them), each once, those that do
 // not exist left out.
 type layout struct {
-	// cwd is the child's working directory.
-	cwd string
+	// cwd is the child's working directory; work the tree it works in
+	// (the project, or its task's worktree).
+	cwd, work string
 	// tmp is the private /tmp (bwrap); empty for none.
 	tmp string
 	// path is the executable, absolute.
@@ -29,6 +30,9 @@ type layout struct {
 	// executable and PATH, which stay readable), shallow first, so that
 	// a deeper one is mounted over a shallower one.
 	binds []bind
+	// scratch are directories the child gets empty and writable, its
+	// writes discarded: a gate's in-tree stores (Layers).
+	scratch []string
 	// hidden are the paths the child cannot see.
 	hidden []hidden
 	// env is the environment passed in.
@@ -80,6 +84,7 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 		first, _, _ := strings.Cut(strings.TrimPrefix(realCwd, wt+"/"), "/")
 		work = filepath.Join(wt, first)
 	}
+	out.work = work
 	writable := []string{work}
 	if g := realPath(p.GitDir); g != "" {
 		writable = append(writable, g)
@@ -139,9 +144,7 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 			out.binds = append(out.binds, bind{path: v})
 		}
 	}
-	slices.SortStableFunc(out.binds, func(x, y bind) int {
-		return cmp.Compare(strings.Count(x.path, "/"), strings.Count(y.path, "/"))
-	})
+	sortBinds(out.binds)
 
 	for _, h := range b.policy.Hidden {
 		r := realPath(b.expand(h, project))
@@ -164,6 +167,14 @@ func (b *Box) resolve(l proc.Launch) (layout, error) {
 
 	out.env = b.filterEnv(l.Env)
 	return out, nil
+}
+
+// sortBinds puts binds shallow first, so that a deeper one is mounted
+// over a shallower one; at the same depth the order stays.
+func sortBinds(binds []bind) {
+	slices.SortStableFunc(binds, func(x, y bind) int {
+		return cmp.Compare(strings.Count(x.path, "/"), strings.Count(y.path, "/"))
+	})
 }
 
 // visibleDirs are the directories of the executable path and of the PATH

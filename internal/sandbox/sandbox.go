@@ -199,6 +199,8 @@ type Box struct {
 	pass []string
 	// tmp is the directory a bwrap child gets a private one of.
 	tmp string
+	// layers are a gate's throwaway layers (ForGates); nil for an agent.
+	layers *Layers
 }
 
 // NewBox returns a box of kind (KindBwrap, KindSandboxExec) that runs
@@ -275,6 +277,9 @@ func (b *Box) Wrap(l proc.Launch) (proc.Launch, error) {
 	}
 	switch b.kind {
 	case KindBwrap:
+		if b.layers != nil {
+			return b.wrapLayered(l, r), nil
+		}
 		return b.wrapBwrap(l, r), nil
 	default:
 		return b.wrapSandboxExec(l, r), nil

@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// LayersMain is LayersCommand: args are "--over DIR", "--empty DIR" and
+// "--store PATH" options, then "--" and the bubblewrap command line. It
+// runs as root of a user and mount namespace of its own, which only it
+// and bubblewrap (executed in its place) are in:
+//
+//   - --over DIR mounts a tmpfs over DIR, and over that an overlay whose
+//     lower layer is what DIR held (reached through a descriptor opened
+//     before, since the tmpfs hides it) and whose upper layer is in the
+//     tmpfs: the gate reads the user's cache and writes to memory that
+//     goes when the gate's namespaces do. Nothing is written on the host,
+//     so nothing is left to remove, whatever ends the gate.
+//   - --empty DIR mounts an empty tmpfs over DIR: a cache the agent may
+//     write, which no gate reads.
+//   - --store PATH refuses to start the gate when PATH is there but is a
+//     link or a file, not a directory bwrap can cover: the gate would
+//     read what the agent left there.
+//
+// It returns only on failure, with bubblewrap's "exit 1 before the
+// command" status.
+func LayersMain(args []string, errOut io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintln(errOut, "ralph "+LayersCommand+":", err)
+		return 1
+	}
+	for len(args) >= 2 && args[0] != "--" {
+		var err error
+		switch args[0] {
+		case "--over":
+			err = overlay(args[1], false)
+		case "--empty":
+			err = overlay(args[1], true)
+		case "--store":
+			if fi, lerr := os.Lstat(args[1]); lerr == nil && !fi.IsDir() {
+				err = fmt.Errorf("%s is a link or a file: ralph runs no gate over a store that replays results (a test cache) unless it is a directory it can give the gate empty; remove it", args[1])
+			}
+		default:
+			err = fmt.Errorf("unknown option %s", args[0])
+		}
+		if err != nil {
+			return fail(err)
+		}
+		args = args[2:]
+	}
+	if len(args) < 2 || args[0] != "--" {
+		return fail(errors.New("want [--over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
+	}
+	return fail(unix.Exec(args[1], args[1:], os.Environ()))
+}
+
+// overlay mounts a tmpfs over dir, with dir's mode, and over it an
+// overlay of what dir held and a layer in the tmpfs; only the tmpfs when
+// empty is set.
+func overlay(dir string, empty bool) error {
+	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer unix.Close(lower)
+	var st unix.Stat_t
+	if err := unix.Fstat(lower, &st); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	mode := st.Mode & 0o7777
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", mode)); err != nil {
+		return fmt.Errorf("a tmpfs over %s: %w", dir, err)
+	}
+	if empty {
+		return nil
+	}
+	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+	if err := unix.Mkdir(upper, mode); err != nil {
+		return err
+	}
+	if err := unix.Mkdir(work, 0o700); err != nil {
+		return err
+	}
+	// The tmpfs's umask took bits off.
+	if err := unix.Chmod(upper, mode); err != nil {
+		return err
+	}
+	// Each layer by a descriptor: a path with a comma or a colon would
+	// break the options.
+	var fds [2]int
+	for i, d := range []string{upper, work} {
+		if fds[i], err = unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+			return err
+		}
+		defer unix.Close(fds[i])
+	}
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d", lower, fds[0], fds[1])
+	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("an overlay over %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// gateBox is realBox's box made a gate's, with a user's cache (home/gocache,
+// holding entry and old), the agent's writable cache ($XDG_CACHE_HOME,
+// holding forged) and pytest's store in the project (holding lastfailed),
+// each with what was written there before the gate.
+func gateBox(t *testing.T) (root string, box *Box) {
+	t.Helper()
+	root, box = realBox(t, NetworkOpen)
+	files := map[string]string{
+		"home/gocache/entry": "user", "home/gocache/old": "user", "home/cache/forged": "agent",
+		"proj/.pytest_cache/lastfailed": "agent",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, box.ForGates(Layers{Exe: exe, Caches: []string{"~/gocache", "$XDG_CACHE_HOME", "~/missing"},
+		Stores: DefaultStores()})
+}
+
+// A gate reads the user's cache and writes to a layer of its own,
+// discarded; it sees the agent's writable cache and the in-tree store
+// empty; and it holds no capability that would undo what hides a path.
+func TestGateLayers(t *testing.T) {
+	t.Parallel()
+	root, box := gateBox(t)
+	home := filepath.Join(root, "home")
+	attempts := []struct {
+		name, script string
+		ok           bool
+	}{
+		{name: "read the user's cache", script: "test \"$(cat ~/gocache/entry)\" = user", ok: true},
+		{name: "write the user's cache", script: "echo gate > ~/gocache/entry && echo new > ~/gocache/new && rm ~/gocache/old && mkdir -p ~/gocache/d/e && mv ~/gocache/d ~/gocache/f && test \"$(cat ~/gocache/entry)\" = gate", ok: true},
+		{name: "see the agent's cache empty", script: "test -z \"$(ls -A $XDG_CACHE_HOME)\" && echo x > $XDG_CACHE_HOME/x", ok: true},
+		{name: "see pytest's store empty", script: "test -z \"$(ls -A .pytest_cache)\" && echo gate > .pytest_cache/lastfailed", ok: true},
+		{name: "run as ralph's user", script: "test \"$(id -u):$(id -g)\" = " + strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()), ok: true},
+		{name: "hold a capability", script: "grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || exit 0; exit 1"},
+		{name: "unmount what hides the keys", script: "umount $HOME/.ssh; cat $HOME/.ssh/id_ed25519"},
+		{name: "unmount the cache's layer", script: "umount ~/gocache; umount -l ~/gocache; test \"$(cat ~/gocache/entry)\" != user || exit 1; echo forged > ~/gocache/entry"},
+		{name: "unmount what hides the keys in a namespace of its own", script: "unshare -Urm sh -c 'umount -l $HOME/.ssh; cat $HOME/.ssh/id_ed25519'"},
+	}
+	for _, tc := range attempts {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := inBox(t, box, filepath.Join(root, "proj"), nil, tc.script)
+			if (code == 0) != tc.ok {
+				t.Errorf("exit %d (%s): want success=%v", code, out, tc.ok)
+			}
+			if strings.Contains(out, "PRIVATE KEY") {
+				t.Errorf("the key leaked: %s", out)
+			}
+		})
+	}
+	for name, want := range map[string]string{"gocache/entry": "user", "gocache/old": "user", "cache/forged": "agent"} {
+		if b, err := os.ReadFile(filepath.Join(home, name)); err != nil || string(b) != want {
+			t.Errorf("%s is %q, %v: want %q, as before the gate", name, b, err, want)
+		}
+	}
+	for _, name := range []string{"gocache/new", "gocache/f", "cache/x"} {
+		if _, err := os.Lstat(filepath.Join(home, name)); err == nil {
+			t.Errorf("%s is on the host: a gate's write outlived it", name)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "proj/.pytest_cache/lastfailed")); err != nil || string(b) != "agent" {
+		t.Errorf(".pytest_cache/lastfailed is %q, %v: want the agent's, as before the gate", b, err)
+	}
+}
+
+// A store the agent turned into a link is refused: the gate would read
+// what it points to, as the agent left it.
+func TestGateLayersRefuseALinkedStore(t *testing.T) {
+	t.Parallel()
+	root, box := gateBox(t)
+	proj := filepath.Join(root, "proj")
+	if err := os.Symlink("src", filepath.Join(proj, ".turbo")); err != nil {
+		t.Fatal(err)
+	}
+	code, out := inBox(t, box, proj, nil, "echo ran")
+	if code == 0 || strings.Contains(out, "ran") || !strings.Contains(out, ".turbo is a link or a file") {
+		t.Errorf("exit %d (%s): want the gate refused, naming .turbo", code, out)
+	}
+}
