@@ -245,11 +245,15 @@ func (f *Factory) page(ctx context.Context, text string, tty *os.File) error {
 	if getenv(env, "LESS") == "" {
 		env = append(env, "LESS=FX") // one screen is printed and left
 	}
-	path, err := proc.LookPath(argv[0], "", env)
+	// Found, as every program ralph starts outside the sandbox, on a PATH
+	// without the project: a .venv/bin/less the agent wrote is not run.
+	dir, _ := f.ProjectDir()
+	outside := proc.OutsideFrom(ctx, env, dir)
+	path, err := outside.LookPath(argv[0])
 	if err != nil {
 		return err
 	}
-	return proc.RunOnTerminal(ctx, path, argv, env, strings.NewReader(text), tty)
+	return proc.RunOnTerminal(ctx, path, argv, outside.Environ(env), strings.NewReader(text), tty)
 }
 
 // writeUntrusted writes text, the diff of e's file, to a file of the
