@@ -120,7 +120,8 @@ func newDiskFullProject(t *testing.T, plan, scenario string) *diskFullProject {
 	}
 	d.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"FAKEAGENT_SCRIPT="+script, "NO_COLOR=1",
-		"RALPH_SANDBOX_MODE=none") // the fake agent reads variables a sandbox drops
+		"RALPH_SANDBOX_MODE=none", // the fake agent reads variables a sandbox drops
+		"RALPH_ALLOW_NO_REPO=1")   // the project on the small disk has no git
 	return d
 }
 

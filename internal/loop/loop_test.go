@@ -163,6 +163,9 @@ type memRepo struct {
 	tree    int
 	// seen is the tree the last Changes saw, committed the last commit's.
 	seen, committed int
+	// refuse is how many commits git refuses, as it refuses a path it
+	// takes in no repository (held_test.go).
+	refuse int
 }
 
 func (r *memRepo) Changes(context.Context) ([]string, error) {
@@ -179,6 +182,10 @@ func (r *memRepo) Snapshot(context.Context) (string, error) { return fmt.Sprint(
 func (r *memRepo) Dirty(context.Context) (bool, error) { return r.tree != r.committed, nil }
 
 func (r *memRepo) Commit(_ context.Context, msg string) (string, error) {
+	if r.refuse > 0 {
+		r.refuse--
+		return "", refusedTree{}
+	}
 	r.committed = r.tree
 	r.commits = append(r.commits, msg)
 	return fmt.Sprintf("c%d", len(r.commits)), nil
