@@ -206,10 +206,11 @@ func initFiles(format string) ([]initFile, error) {
 	}
 	// A new project starts with the tamper guard that rejects: a task
 	// whose diff weakens the checks is not done; and with a reviewer for
-	// the run that has no gate, set where the user sees what it costs.
+	// the run that has no gate (the default), said where the user sees
+	// what it costs. The line stays a comment: a [review] table added
+	// later would clash with a dotted review.when key.
 	cfg := setConfigKey(configTemplate(), "guard", "strict")
-	cfg = setConfigKey(cfg, "review.when", "auto")
-	cfg = strings.Replace(cfg, "\nreview.when = ", "\n"+reviewCostNote+"review.when = ", 1)
+	cfg = strings.Replace(cfg, "\n# review.when = ", "\n"+reviewCostNote+"# review.when = ", 1)
 	switch name {
 	case task.FormatPRD:
 		return []initFile{
