@@ -98,7 +98,7 @@ func (s *session) begin(ctx context.Context) error {
 	return nil
 }
 
-// commitSetup commits ralph's own setup files that are new or changed
+// commitSetup commits ralph's own setup files that git does not know yet
 // (ralph.toml, the prompt, the plan, the files ralph init wrote, a
 // .gitignore ralph made) in a commit of their own, before any task's:
 // the user's history shows setup apart from work. Nothing without git,
@@ -127,9 +127,9 @@ func (s *session) commitSetup(ctx context.Context, cfg config.Config) error {
 		}
 		rel = filepath.ToSlash(rel)
 		for _, c := range changes {
-			// .gitignore only when ralph made it (EnsureGitignore): a
-			// change of the user's to it is theirs to commit.
-			if c.Path == rel && !slices.Contains(want, rel) && (rel != ".gitignore" || c.Code == "??") {
+			// New files only: a change to one already committed (the
+			// plan's marks, an edit of the user's) is work, not setup.
+			if c.Path == rel && c.Code == "??" && !slices.Contains(want, rel) {
 				want = append(want, rel)
 			}
 		}
