@@ -232,10 +232,14 @@ func (s runSandbox) gates() proc.Wrapper {
 }
 
 // gateCaches is what gives each gate run empty caches of its own: nil
-// where the layers do (gates).
+// where the layers do (gates); without a sandbox, the user's caches with
+// replay switched off (sandbox.NoReplay).
 func (s runSandbox) gateCaches() func([]string) ([]string, func(), error) {
-	if s.layers != nil {
+	switch {
+	case s.layers != nil:
 		return nil
+	case s.choice.Box == nil:
+		return sandbox.NoReplay
 	}
 	return sandbox.ColdCaches
 }
@@ -244,7 +248,10 @@ func (s runSandbox) gateCaches() func([]string) ([]string, func(), error) {
 // (sandbox.allow-write): gates get those empty, and what an earlier run
 // let the agent put there is still the user's own builds' to replay.
 func (s runSandbox) gateWarnings() []string {
-	if s.layers == nil {
+	switch {
+	case s.layers == nil && s.choice.Box == nil:
+		return []string{"no sandbox: the gates use your toolchains' caches as they are, with stored test results never replayed (go test -count=1, pytest -p no:cacheprovider, ...)"}
+	case s.layers == nil:
 		return []string{"the gates get empty caches of their own on each run (cold, nothing replayed): " + s.cold}
 	}
 	return agentWrittenWarnings(s.choice.Box, *s.layers)

@@ -56,3 +56,29 @@ func removeAll(dir string) {
 	})
 	_ = os.RemoveAll(dir)
 }
+
+// NoReplay gives one gate run without any sandbox (--sandbox none) the
+// user's build caches as they are (Go's, ccache's, sccache's), and stores
+// that replay verdicts or select tests empty or switched off as
+// ColdCaches does, with go test's cached results off too (-count=1).
+// Without a sandbox the agent writes the user's caches as freely as the
+// user does, so an empty build cache per gate run would protect nothing
+// and cost every gate a cold build; what no agent can make a gate do here
+// is take a stored result for a test it did not run. done removes the
+// directory of the stores.
+func NoReplay(env []string) (vars []string, done func(), err error) {
+	cold, done, err := ColdCaches(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range cold {
+		name, _, _ := strings.Cut(v, "=")
+		switch name {
+		case "GOCACHE", "CCACHE_DIR", "SCCACHE_DIR":
+			continue
+		}
+		vars = append(vars, v)
+	}
+	vars = append(vars, "GOFLAGS="+strings.TrimSpace(getenv(env, "GOFLAGS")+" -count=1"))
+	return vars, done, nil
+}
