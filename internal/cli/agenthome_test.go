@@ -81,11 +81,13 @@ func TestAgentHomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sessions: the project's and the worktree's are written back, one
-	// the agent writes for another project is not.
+	// the agent writes for another project is not. Claude Code names a
+	// session by a UUID, which write-back checks.
+	const session1, session2 = "0b1e6a52-8d1c-4b8e-9f7a-2c3d4e5f6a7b", "5f0c2d1e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 	sessions := map[string]bool{
-		dash(project) + "/s1.jsonl":              true,
-		dash(worktree) + "/s2/subagents/a.jsonl": true,
-		"-home-victim-app/planted.jsonl":         false,
+		dash(project) + "/" + session1 + ".jsonl":                       true,
+		dash(worktree) + "/" + session2 + "/subagents/agent-a1b2.jsonl": true,
+		"-home-victim-app/" + session1 + ".jsonl":                       false,
 	}
 	for rel := range sessions {
 		p := filepath.Join(first[0].Source, "projects", filepath.FromSlash(rel))
@@ -103,7 +105,7 @@ func TestAgentHomes(t *testing.T) {
 		t.Errorf("told %q while a worker is still in the copy", told)
 	}
 	h.leave("claude")
-	want := []string{"the agent added ~/.claude/projects/-home-victim-app/planted.jsonl (" + notOwnSession +
+	want := []string{"the agent added ~/.claude/projects/-home-victim-app/" + session1 + ".jsonl (" + notOwnSession +
 		") and changed ~/.claude/settings.json; the changes were discarded (ralph keeps the agent's own configuration a per-run copy)"}
 	if diff := cmp.Diff(want, told); diff != "" {
 		t.Errorf("told (-want +got):\n%s", diff)

@@ -269,7 +269,7 @@ func TestCheckInertDetails(t *testing.T) {
 		{"trailing comment", sub(t, pyUnit, pyA, "        pass  # self.assertEqual(add(1, 2), 3)\n"),
 			Finding{Rule: RuleAssertionCommented, File: py, Line: 8, Text: "pass  # self.assertEqual(add(1, 2), 3)", Why: "Python assertion commented out", Test: "test_add"}},
 		{"no-op", sub(t, pyUnit, pyA, "        assert True\n"),
-			Finding{Rule: RuleAssertionRemoved, File: py, Line: 8, Text: "self.assertEqual(add(1, 2), 3)", Why: "Python assertion removed; in its place: assert True", Test: "test_add"}},
+			Finding{Rule: RuleAssertionRemoved, File: py, Line: 8, Removed: true, Text: "self.assertEqual(add(1, 2), 3)", Why: "Python assertion removed; in its place: assert True", Test: "test_add"}},
 		{"return", sub(t, pyUnit, pyA, "        return\n"+pyA),
 			Finding{Rule: RuleAssertionUnreachable, File: py, Line: 9, Text: "self.assertEqual(add(1, 2), 3)", Why: "Python assertion no longer runs: line 8 adds `return` before it", Test: "test_add"}},
 		{"if False", sub(t, pyUnit, pyA, "        if False:\n    "+pyA),
