@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -46,6 +47,7 @@ func TestSandboxScripts(t *testing.T) {
 		WorkdirRoot:         root,
 		RequireExplicitExec: true,
 		UpdateScripts:       golden.Updating(),
+		Condition:           longScripts,
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			home := filepath.Join(work, "home")
@@ -75,6 +77,16 @@ func TestSandboxScripts(t *testing.T) {
 		},
 		Cmds: scriptCmds(),
 	})
+}
+
+// longScripts answers a script's [long]: whether RALPH_LONG_SCRIPTS asks
+// for the journeys that take minutes (a cold Go build of the standard
+// library in the sandbox). .ci/run runs them; make test skips them.
+func longScripts(cond string) (bool, error) {
+	if cond != "long" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	return os.Getenv("RALPH_LONG_SCRIPTS") != "", nil
 }
 
 // sandboxWorkRoot is a directory for the scripts outside /tmp (the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,6 +103,9 @@ func (s *memStore) IterationFiles(runID string, n int) (string, string, error) {
 
 // scripted answers each invocation with the next result; the last repeats.
 type scripted struct {
+	// mu serialises Run: an end review runs its reviewers at once, and a
+	// test may give one scripted agent both roles.
+	mu      sync.Mutex
 	results []agent.Result
 	calls   int
 	prompts []string
@@ -115,6 +119,8 @@ func (a *scripted) Invocation(agent.Request) (agent.Invocation, error) {
 	return agent.Invocation{Argv: []string{"fake"}}, nil
 }
 func (a *scripted) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.calls++
 	a.prompts = append(a.prompts, req.Prompt)
 	if a.before != nil {

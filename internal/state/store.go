@@ -314,5 +314,15 @@ func private(dir string) error {
 		return err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Mode().Perm() == 0o700 {
+		// Already private: nothing to change, and nothing to ask of a
+		// file system the sandbox mounts read-only (ralph tasks done,
+		// run by the agent in agent ownership).
+		return nil
+	}
 	return f.Chmod(0o700)
 }
