@@ -420,8 +420,15 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 		}
 		return "", err
 	}
+	return g.committed(ctx, out)
+}
+
+// committed is the commit git's summary out names (HEAD when it names
+// none), which ralph's later looks start from.
+func (g *Git) committed(ctx context.Context, out string) (string, error) {
 	hash := commitSummaryID(out)
 	if hash == "" {
+		var err error
 		if hash, err = g.Head(ctx); err != nil {
 			return "", err
 		}
@@ -451,16 +458,7 @@ func (g *Git) CommitFiles(ctx context.Context, message string, paths []string) (
 		}
 		return "", err
 	}
-	hash := commitSummaryID(out)
-	if hash == "" {
-		if hash, err = g.Head(ctx); err != nil {
-			return "", err
-		}
-	}
-	g.mu.Lock()
-	g.seen = hash
-	g.mu.Unlock()
-	return hash, nil
+	return g.committed(ctx, out)
 }
 
 // commitSummaryID reads the commit's id from the first line git commit
