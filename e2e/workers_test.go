@@ -136,7 +136,11 @@ func newFleetOf(t testing.TB, bin, planFile, branch, plan string, env ...string)
 	}
 	f.env = append(gittest.Env(root), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+root, "FAKEAGENT_SCRIPT="+filepath.Join(root, "scenario"), "MARKS="+marks,
-		"RALPH_SANDBOX_MODE=none", "NO_COLOR=1")
+		"RALPH_SANDBOX_MODE=none", "NO_COLOR=1",
+		// The fleet's plan has no gates, so review.when = "auto" would
+		// have each claim reviewed; the fake agent's scenario is the
+		// workers' alone.
+		"RALPH_REVIEW_WHEN=off")
 	f.env = append(f.env, env...)
 	return f
 }
