@@ -57,6 +57,9 @@ func newServeEnv(t *testing.T) *serveEnv {
 		"XDG_STATE_HOME=" + filepath.Join(root, "state"),
 		"TMPDIR=" + os.TempDir(),
 		"RALPH_SANDBOX_MODE=none",
+		// No gates: the fake agent is the worker only, not a reviewer
+		// (review.when = "auto" would ask it to review each claim).
+		"RALPH_REVIEW_WHEN=off",
 		"GIT_AUTHOR_NAME=ralph-e2e", "GIT_AUTHOR_EMAIL=e2e@example.com",
 		"GIT_COMMITTER_NAME=ralph-e2e", "GIT_COMMITTER_EMAIL=e2e@example.com",
 		"GIT_CONFIG_NOSYSTEM=1",
