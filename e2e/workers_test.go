@@ -177,9 +177,15 @@ func (f *fleet) start(ctx context.Context, name string, args ...string) *workerP
 	return f.startIn(ctx, f.clone(name), name, args...)
 }
 
+// fleetLease is the workers' lease: short, so that a killed worker's
+// task is taken over within the test, yet long enough for a heartbeat
+// (a push every third of it) to get through on a loaded 2-core CI machine,
+// where 2 s let a live worker's claim run out (CI, stop 42).
+const fleetLease = "8s"
+
 // startIn starts `ralph run --worker` in dir, a clone of the remote.
 func (f *fleet) startIn(ctx context.Context, dir, name string, args ...string) *workerProc {
-	argv := append([]string{filepath.Join(f.bin, "ralph"), "run", "--worker", "--json", "--worker-id", name, "--lease", "2s"}, args...)
+	argv := append([]string{filepath.Join(f.bin, "ralph"), "run", "--worker", "--json", "--worker-id", name, "--lease", fleetLease}, args...)
 	return f.launch(ctx, dir, name, nil, argv...)
 }
 
@@ -437,7 +443,7 @@ func TestWorkers(t *testing.T) {
 	})
 
 	// Not in parallel with the others: four more workers at once make
-	// the 2 s leases of the others too short on a busy machine.
+	// the leases of the others too short on a busy machine.
 	t.Run("kubernetes_recipe_on_a_fresh_plan", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
