@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -139,6 +140,10 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 			names = append(names, reviewer)
 		}
 	}
+	// Doctor runs each agent's --version outside the sandbox: through the
+	// run's lookup, so that one the agent wrote (a .venv/bin/claude) is
+	// named, not run.
+	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	for _, name := range names {
 		doctorAgent(ctx, &r, opts, dir, cfg, name, name == cfg.Agent || name == reviewer)
 	}
@@ -279,6 +284,10 @@ func doctorAgent(ctx context.Context, r *doctorReport, opts *doctorOptions, dir 
 
 	if spec.Custom {
 		r.add(section, "version", checkOK, "not checked: a custom command may not take --version", "")
+	} else if place, held := proc.OutsideOf(ctx).Held(path); held {
+		r.add(section, "version", checkWarn, "not run: "+path+" is in "+place+", which the agent can write, and doctor runs "+
+			"nothing from there outside the sandbox (a run starts it in the sandbox only)",
+			"install "+exe+" in a directory outside the project, or run `"+exe+" --version` yourself if you trust it")
 	} else if v, err := agent.Version(ctx, path, dir, env, opts.VersionTimeout); err != nil {
 		r.add(section, "version", checkWarn, err.Error(), "check the installation: run `"+exe+" --version` yourself")
 	} else {

@@ -166,6 +166,9 @@ func (g *Git) exec(ctx context.Context, c gitCall, args ...string) ([]byte, erro
 		cmd.Env = g.out.Environ(cmd.Env)
 	}
 	res, err := g.runRecorded(ctx, cmd)
+	if slices.Contains(c.env, "GIT_INDEX_FILE="+g.index) {
+		g.privateIndex()
+	}
 	if err == nil {
 		err = res.Err()
 	}
@@ -178,6 +181,16 @@ func (g *Git) exec(ctx context.Context, c gitCall, args ...string) ([]byte, erro
 			Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// privateIndex makes ralph's own index 0600: git writes an index anew
+// (a lock file renamed) with the umask's mode, world-writable under
+// umask 000, and what ralph keeps is the user's alone whatever the umask.
+// Its directory is private too; this is for the file's own mode.
+func (g *Git) privateIndex() {
+	if fi, err := os.Lstat(g.index); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+		_ = os.Chmod(g.index, 0o600)
+	}
 }
 
 // passer is a sandbox that lets in variables a command sets itself
