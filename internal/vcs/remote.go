@@ -138,6 +138,14 @@ func (g *Git) CommitMessage(ctx context.Context, commit string) (string, error) 
 	return strings.TrimRight(out, "\n"), err
 }
 
+// FirstChange is the first commit after from, on the way to to, that
+// changed path; "" when none did.
+func (g *Git) FirstChange(ctx context.Context, from, to, path string) (string, error) {
+	out, err := g.run(ctx, nil, "rev-list", "--reverse", "--topo-order", from+".."+to, "--", path)
+	first, _, _ := strings.Cut(out, "\n")
+	return strings.TrimSpace(first), err
+}
+
 // CheckoutPath sets path (relative to the top) in the working tree and
 // the index to its content at rev; a path rev does not have is removed.
 func (g *Git) CheckoutPath(ctx context.Context, rev, path string) error {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/termtext"
 )
 
 // A worker obeys the ralph.toml it approved at its start (or that
@@ -41,9 +44,17 @@ func (w *Worker) checkPinned(ctx context.Context, commit string) error {
 	}
 	for _, p := range w.Pinned {
 		if now, was := read(p), w.pins.files[p]; !bytes.Equal(now, was) || (now == nil) != (was == nil) {
-			return fmt.Errorf("%s at commit %s of %s is not the one at the run's base commit %s: a commit on the run branch "+
-				"changed it (another worker's agent may have), and this worker obeys only the configuration it started with; "+
-				"review the change, then start the workers again", p, short(commit), w.Ledger.Branch, short(w.pins.base))
+			by := "a commit on the run branch changed it"
+			if c, err := w.Ledger.Git.FirstChange(ctx, w.pins.base, commit, p); err == nil && c != "" {
+				by = "commit " + short(c) + " changed it"
+				if msg, err := w.Ledger.Git.CommitMessage(ctx, c); err == nil {
+					subject, _, _ := strings.Cut(msg, "\n")
+					by += " (" + termtext.Text(subject) + ")"
+				}
+			}
+			return fmt.Errorf("%s at commit %s of %s is not the one at the run's base commit %s: %s, another worker's agent "+
+				"may have, and this worker obeys only the configuration it started with; "+
+				"review the change, then start the workers again", p, short(commit), w.Ledger.Branch, short(w.pins.base), by)
 		}
 	}
 	return nil

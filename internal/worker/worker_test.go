@@ -661,6 +661,12 @@ func TestWorkerStopsOnAChangedConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ralph.toml at commit "+head[:12]+" of main is not the one at the run's base commit") {
 		t.Fatalf("Loop: %v, want a stop naming %s", err, head[:12])
 	}
+	// It names the commit that made the change, not only the head.
+	changer := gittest.Git(t, remote, "log", "--format=%h %s", "-1", "--abbrev=12", "main", "--", "ralph.toml")
+	id, subject, _ := strings.Cut(changer, " ")
+	if want := "commit " + id + " changed it (" + subject + ")"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Loop: %v\nwant it to say %q", err, want)
+	}
 	if fmt.Sprint(ran) != "[T1]" {
 		t.Errorf("tasks run: %v, want T1 alone", ran)
 	}
