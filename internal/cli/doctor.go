@@ -516,7 +516,7 @@ func doctorGates(r *doctorReport, f *Factory, dir string, cfg config.Config) {
 
 func printDoctor(w io.Writer, r doctorReport) error {
 	section := ""
-	problems := 0
+	fails, warns := 0, 0
 	for _, c := range r.Checks {
 		if c.Section != section {
 			section = c.Section
@@ -529,16 +529,25 @@ func printDoctor(w io.Writer, r doctorReport) error {
 		if c.Fix != "" && c.Status != checkOK {
 			fmt.Fprintf(w, "        %-12s fix: %s\n", "", c.Fix)
 		}
-		if c.Status != checkOK {
-			problems++
+		switch c.Status {
+		case checkFail:
+			fails++
+		case checkWarn:
+			warns++
 		}
 	}
 	var err error
 	switch {
 	case !r.OK:
-		_, err = fmt.Fprintf(w, "\n%s; a run cannot start until the FAIL lines are fixed\n", words.Count(problems, "problem"))
-	case problems > 0:
-		_, err = fmt.Fprintf(w, "\n%s; a run can start\n", words.Count(problems, "warning"))
+		// A failure and a warning are told apart: "2 problems" over one
+		// FAIL line sent users looking for a second.
+		summary := words.Count(fails, "failure")
+		if warns > 0 {
+			summary += " and " + words.Count(warns, "warning")
+		}
+		_, err = fmt.Fprintf(w, "\n%s; a run cannot start until the FAIL lines are fixed\n", summary)
+	case warns > 0:
+		_, err = fmt.Fprintf(w, "\n%s; a run can start\n", words.Count(warns, "warning"))
 	default:
 		_, err = fmt.Fprintln(w, "\nall checks passed")
 	}
