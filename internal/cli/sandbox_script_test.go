@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,10 +80,16 @@ func TestSandboxScripts(t *testing.T) {
 	})
 }
 
-// longScripts answers a script's [long]: whether RALPH_LONG_SCRIPTS asks
+// longScripts answers a script's conditions. [long]: whether RALPH_LONG_SCRIPTS asks
 // for the journeys that take minutes (a cold Go build of the standard
 // library in the sandbox). .ci/run runs them; make test skips them.
+// [dir:PATH] holds when PATH is a directory: a toolchain's
+// files that no command names (Debian's Maven repository).
 func longScripts(cond string) (bool, error) {
+	if dir, ok := strings.CutPrefix(cond, "dir:"); ok {
+		fi, err := os.Stat(dir)
+		return err == nil && fi.IsDir(), nil
+	}
 	if cond != "long" {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
