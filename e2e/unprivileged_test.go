@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -97,8 +98,8 @@ func TestUnprivilegedUserJourney(t *testing.T) {
 		err := cmd.Run()
 		code := 0
 		if err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
 				t.Fatalf("%s: %v", strings.Join(argv, " "), err)
 			}
 			code = ee.ExitCode()
