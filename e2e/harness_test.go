@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,6 +102,9 @@ type project struct {
 	// runID marks every process of this run (RALPH_E2E_RUN in their
 	// environment), to find those that outlive ralph.
 	runID string
+	// keep are the processes of the run that outlive ralph on purpose:
+	// the user's terminal and shell (readme_test.go).
+	keep []int
 }
 
 const prdJSON = `{
@@ -348,7 +352,7 @@ func (p *project) checkNoOrphans() {
 	var left []int
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left = processesWith("RALPH_E2E_RUN=" + p.runID)
+		left = slices.DeleteFunc(processesWith("RALPH_E2E_RUN="+p.runID), func(pid int) bool { return slices.Contains(p.keep, pid) })
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}

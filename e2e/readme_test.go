@@ -200,8 +200,8 @@ func readmeTurns() []fakemodel.Turn {
 	return turns
 }
 
-// readmeModel is the user's edit of ralph.toml, which they then
-// approve with ralph trust.
+// readmeModel is the model the user chooses in ralph.toml after init,
+// an edit they then approve with ralph trust.
 const readmeModel = "claude-sonnet-4-5"
 
 // TestReadme types README.md's "Five minutes with your own project" as a
@@ -209,11 +209,11 @@ const readmeModel = "claude-sonnet-4-5"
 // Makefile: every command of the section's sh blocks and every `ralph …`
 // of its prose, read from README.md itself, in its order, with ralph built
 // from this tree and the real Claude Code on PATH against the fake model
-// server, in ralph's default sandbox (bubblewrap). Between init and trust
-// the user edits prd.json and ralph.toml, as the README says; before
-// trust the edit is refused with its diff. Each command is checked for
-// what the README says it does, and the commands listed in readmeNotTyped
-// are the only ones not typed.
+// server, in ralph's default sandbox (bubblewrap); ralph run in a terminal
+// (tmux), where its live view shows. Between init and trust the user edits
+// prd.json and ralph.toml, as the README says; before trust the edit is
+// refused with its diff. Each command is checked for what the README says
+// it does; those of readmeNotTyped are the only ones not typed.
 func TestReadme(t *testing.T) {
 	cmds, commitSubject := readmeCommands(t)
 	if skipWhy != "" {
@@ -242,6 +242,7 @@ func TestReadme(t *testing.T) {
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "greetings project")
 
+	term := p.newTerminal()
 	edited := false
 	for _, c := range cmds {
 		if !edited && c.verb != "init" && c.verb != "doctor" {
@@ -252,7 +253,7 @@ func TestReadme(t *testing.T) {
 		}
 		t.Run(strings.ReplaceAll(c.text, " ", "_"), func(t *testing.T) {
 			p.t = t
-			p.typeCommand(t, c, commitSubject)
+			p.typeCommand(t, term, c, commitSubject)
 		})
 		p.t = t
 	}
@@ -295,17 +296,24 @@ func (p *project) userEdits() {
 }
 
 // typeCommand types one README command and checks what the README says
-// it does.
-func (p *project) typeCommand(t *testing.T, c readmeCommand, commitSubject string) {
+// it does. ralph run is typed in the terminal, where its live view is.
+func (p *project) typeCommand(t *testing.T, term *terminal, c readmeCommand, commitSubject string) {
 	t.Helper()
 	v := c.verb
-	deadline := time.Minute
-	if v == "run" {
-		deadline = runDeadline
-	}
 	headBefore := p.head()
 	histBefore := p.historyLen()
-	r := p.typed(deadline, c.text)
+	var r result
+	live := false
+	switch {
+	case v == "run" && term != nil:
+		start := time.Now()
+		r.code, r.stdout, live = term.typeLine(runDeadline, c.text)
+		r.duration = time.Since(start)
+	case v == "run":
+		r = p.typed(runDeadline, c.text)
+	default:
+		r = p.typed(time.Minute, c.text)
+	}
 	out := r.stdout + r.stderr
 	t.Logf("README.md:%d: %s: exit %d in %s\n%s", c.line, c.text, r.code, r.duration.Round(time.Millisecond), out)
 	if r.code != 0 {
@@ -351,6 +359,14 @@ func (p *project) typeCommand(t *testing.T, c readmeCommand, commitSubject strin
 	case "run":
 		p.checkNoOrphans()
 		if histBefore == 0 {
+			// The loop, with a live view, and the summary left on the
+			// terminal once it ends.
+			if term != nil && !live {
+				t.Errorf("ralph run in a terminal showed no live view (its task list)")
+			}
+			if !strings.Contains(out, fmt.Sprintf("ralph done: all tasks done · %d/%d tasks done", readmeTasks, readmeTasks)) {
+				t.Errorf("ralph run left no summary saying all tasks done")
+			}
 			p.checkReadmeRun(t, commitSubject)
 			break
 		}
@@ -473,4 +489,76 @@ func (p *project) historyLen() int {
 		return 0
 	}
 	return len(p.history())
+}
+
+// terminal is the user's terminal: a tmux session whose shell has the
+// user's environment, where `ralph run` draws its live view.
+type terminal struct {
+	p     *project
+	tmux  string
+	sock  string
+	typed int // commands typed so far: each one's exit line is its own
+}
+
+// newTerminal starts the session; nil without tmux.
+func (p *project) newTerminal() *terminal {
+	p.t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		p.t.Log("tmux is not installed: ralph run is typed without a terminal, its live view unchecked")
+		return nil
+	}
+	term := &terminal{p: p, tmux: tmux, sock: filepath.Join(p.tmp, "tmux.sock")}
+	term.cmd("new-session", "-d", "-s", "user", "-x", "120", "-y", "40", "-c", p.dir, "env", "PS1=$ ", "sh")
+	p.t.Cleanup(func() { _ = exec.Command(tmux, "-S", term.sock, "kill-server").Run() })
+	// The terminal and its shell outlive each ralph on purpose.
+	for _, f := range []string{"#{pid}", "#{pane_pid}"} {
+		pid, err := strconv.Atoi(strings.TrimSpace(term.cmd("display-message", "-p", "-t", "user", f)))
+		if err != nil {
+			p.t.Fatalf("tmux %s: %v", f, err)
+		}
+		p.keep = append(p.keep, pid)
+	}
+	return term
+}
+
+func (term *terminal) cmd(args ...string) string {
+	term.p.t.Helper()
+	cmd := exec.Command(term.tmux, append([]string{"-S", term.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = term.p.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		term.p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// typeLine types line and Enter, and waits for the command to exit. It
+// returns the exit code, what the terminal holds after the line (its
+// scrollback included), and whether ralph's live view (its task list)
+// was on the screen meanwhile.
+func (term *terminal) typeLine(deadline time.Duration, line string) (code int, screen string, live bool) {
+	term.p.t.Helper()
+	term.typed++
+	mark := fmt.Sprintf("readme-exit-%d=", term.typed)
+	term.cmd("send-keys", "-t", "user", "-l", line+"; echo "+mark+"$?")
+	term.cmd("send-keys", "-t", "user", "Enter")
+	exit := regexp.MustCompile(`(?m)^` + mark + `(\d+)$`)
+	for end := time.Now().Add(deadline); ; time.Sleep(100 * time.Millisecond) {
+		s := term.cmd("capture-pane", "-p", "-t", "user")
+		live = live || strings.Contains(s, "── tasks")
+		if m := exit.FindStringSubmatch(s); m != nil {
+			code, _ = strconv.Atoi(m[1])
+			break
+		}
+		if time.Now().After(end) {
+			term.cmd("send-keys", "-t", "user", "C-c")
+			term.p.t.Fatalf("%s: still running after %s; the screen:\n%s", line, deadline, s)
+		}
+	}
+	all := term.cmd("capture-pane", "-p", "-J", "-S", "-", "-t", "user")
+	if i := strings.LastIndex(all, line+"; echo "+mark); i >= 0 {
+		all = all[i:]
+	}
+	return code, strings.TrimRight(all, "\n ") + "\n", live
 }
