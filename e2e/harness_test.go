@@ -290,7 +290,14 @@ type result struct {
 // SIGTERM (ralph then stops its agent's process group), then SIGKILL.
 func (p *project) ralph(ctx context.Context, args ...string) result {
 	p.t.Helper()
-	cmd := exec.CommandContext(ctx, ralphPath, args...)
+	return p.command(ctx, ralphPath, args...)
+}
+
+// command runs a program in the project, with the run's environment,
+// stopped as ralph is.
+func (p *project) command(ctx context.Context, name string, args ...string) result {
+	p.t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = p.dir, p.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -305,10 +312,10 @@ func (p *project) ralph(ctx context.Context, args ...string) result {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	default:
-		p.t.Fatalf("ralph %s: %v", strings.Join(args, " "), err)
+		p.t.Fatalf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
 	}
 	if ctx.Err() != nil {
-		p.t.Errorf("ralph %s: still running after the test's deadline: stopped", strings.Join(args, " "))
+		p.t.Errorf("%s %s: still running after the test's deadline: stopped", filepath.Base(name), strings.Join(args, " "))
 	}
 	return r
 }
