@@ -9,6 +9,11 @@
 // environment that points the CLI at the fake server and turns off its
 // update checks and telemetry, and a deadline.
 //
+// TestReadme types README.md's "Five minutes with your own project" as it
+// stands, read from the README, with the real Claude Code in ralph's
+// default sandbox; TestReadmeCommands, which needs no CLI, fails when the
+// README shows a command the journey does not know.
+//
 // The ralph serve tests (serve_*_test.go) drive the page in a real
 // Chromium, headless, and measure the server's memory; they run only when
 // RALPH_E2E_CHROMIUM names the browser, and need no agent CLI.

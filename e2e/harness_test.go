@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,6 +102,9 @@ type project struct {
 	// runID marks every process of this run (RALPH_E2E_RUN in their
 	// environment), to find those that outlive ralph.
 	runID string
+	// keep are the processes of the run that outlive ralph on purpose:
+	// the user's terminal and shell (readme_test.go).
+	keep []int
 }
 
 const prdJSON = `{
@@ -148,6 +152,44 @@ func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Tu
 	if _, err := os.Stat(filepath.Join(toolsBin, cli.bin)); err != nil {
 		t.Skipf("%s is not installed in %s", cli.bin, toolsBin)
 	}
+	p := newUser(t, cli, root, turns...)
+	// The ralph.toml the harness writes is the user's, vouched for as CI
+	// does (ralph trust). These tests are about the CLIs, with the
+	// variables they are given (a sandbox would drop some):
+	// sandbox_test.go runs them in the sandbox.
+	p.setenv("RALPH_TRUST=1", "RALPH_SANDBOX_MODE=none")
+
+	// The user turned off the reviewer review.when = "auto" brings to a
+	// run without gates: the model's turns are scripted for the worker
+	// alone. review_test.go turns reviewers on in ralph.toml.
+	p.writeHome(".config/ralph/config.toml", "[review]\nwhen = \"off\"\n")
+	p.write("prd.json", prdJSON)
+	p.git("init", "-q", "-b", "main")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if dry := p.ralph(ctx, "run", "--dry-run", "--no-tui", "--agent", cli.name); strings.Contains(dry.stderr, "unknown agent") {
+		t.Skipf("ralph has no %s adapter yet: %s", cli.name, firstLine(dry.stderr))
+	}
+
+	// A short grace: the hang test waits for it.
+	p.toml.WriteString("grace = \"3s\"\n")
+	cli.setup(p)
+	// The fake model has a price, so that the CLIs that report tokens
+	// only get an estimated cost (tables go last in ralph.toml).
+	p.toml.WriteString("\n[prices.\"fake-model\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
+	p.toml.WriteString("\n[prices.\"custom:FakeChat-0\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
+	p.write("ralph.toml", p.toml.String())
+	p.git("add", "prd.json", "ralph.toml")
+	p.git("commit", "-q", "-m", "plan")
+	return p
+}
+
+// newUser makes the directories of a project in root ("" is a temporary
+// directory), an empty repository, HOME and TMPDIR, and starts the fake
+// model server scripted by turns: a user's machine with ralph and the CLI
+// on PATH, their environment, and nothing of ralph's in the project yet.
+func newUser(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Turn) *project {
+	t.Helper()
 	if root == "" {
 		root = t.TempDir()
 	}
@@ -194,40 +236,10 @@ func newProjectIn(t *testing.T, cli agentCLI, root string, turns ...fakemodel.Tu
 		"NO_PROXY=127.0.0.1,localhost",
 		"no_proxy=127.0.0.1,localhost",
 		"GIT_CONFIG_NOSYSTEM=1",
-		// The ralph.toml the harness writes is the user's, vouched for
-		// as CI does (ralph trust).
-		"RALPH_TRUST=1",
 		"GIT_AUTHOR_NAME=ralph e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
 		"GIT_COMMITTER_NAME=ralph e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
 		"RALPH_E2E_RUN=" + p.runID,
-		// These tests are about the CLIs, with the variables they are
-		// given (a sandbox would drop some): sandbox_test.go runs two of
-		// them in the sandbox.
-		"RALPH_SANDBOX_MODE=none",
 	}
-
-	// The user turned off the reviewer review.when = "auto" brings to a
-	// run without gates: the model's turns are scripted for the worker
-	// alone. review_test.go turns reviewers on in ralph.toml.
-	p.writeHome(".config/ralph/config.toml", "[review]\nwhen = \"off\"\n")
-	p.write("prd.json", prdJSON)
-	p.git("init", "-q", "-b", "main")
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if dry := p.ralph(ctx, "run", "--dry-run", "--no-tui", "--agent", cli.name); strings.Contains(dry.stderr, "unknown agent") {
-		t.Skipf("ralph has no %s adapter yet: %s", cli.name, firstLine(dry.stderr))
-	}
-
-	// A short grace: the hang test waits for it.
-	p.toml.WriteString("grace = \"3s\"\n")
-	cli.setup(p)
-	// The fake model has a price, so that the CLIs that report tokens
-	// only get an estimated cost (tables go last in ralph.toml).
-	p.toml.WriteString("\n[prices.\"fake-model\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
-	p.toml.WriteString("\n[prices.\"custom:FakeChat-0\"]\ninput = 1\noutput = 2\ncache-read = 0.1\ncache-write = 1.25\n")
-	p.write("ralph.toml", p.toml.String())
-	p.git("add", "prd.json", "ralph.toml")
-	p.git("commit", "-q", "-m", "plan")
 	return p
 }
 
@@ -278,7 +290,14 @@ type result struct {
 // SIGTERM (ralph then stops its agent's process group), then SIGKILL.
 func (p *project) ralph(ctx context.Context, args ...string) result {
 	p.t.Helper()
-	cmd := exec.CommandContext(ctx, ralphPath, args...)
+	return p.command(ctx, ralphPath, args...)
+}
+
+// command runs a program in the project, with the run's environment,
+// stopped as ralph is.
+func (p *project) command(ctx context.Context, name string, args ...string) result {
+	p.t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = p.dir, p.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -293,10 +312,10 @@ func (p *project) ralph(ctx context.Context, args ...string) result {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	default:
-		p.t.Fatalf("ralph %s: %v", strings.Join(args, " "), err)
+		p.t.Fatalf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
 	}
 	if ctx.Err() != nil {
-		p.t.Errorf("ralph %s: still running after the test's deadline: stopped", strings.Join(args, " "))
+		p.t.Errorf("%s %s: still running after the test's deadline: stopped", filepath.Base(name), strings.Join(args, " "))
 	}
 	return r
 }
@@ -340,7 +359,7 @@ func (p *project) checkNoOrphans() {
 	var left []int
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left = processesWith("RALPH_E2E_RUN=" + p.runID)
+		left = slices.DeleteFunc(processesWith("RALPH_E2E_RUN="+p.runID), func(pid int) bool { return slices.Contains(p.keep, pid) })
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}

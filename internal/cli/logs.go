@@ -40,8 +40,10 @@ and the tokens and cost at the end. The raw output is decoded the way the
 iteration's agent writes it (history says which agent ran).
 
 ITER defaults to the latest iteration of the latest run (--run picks
-another run). With -f, new output is shown as it arrives, then the next
-iterations, until the run ends (or Ctrl-C).`
+another run); a run that ended without an iteration, started again on a
+plan already done, leaves that to the run before it. With -f, new output
+is shown as it arrives, then the next iterations, until the run ends (or
+Ctrl-C).`
 
 func newCmdLogs(f *Factory, runF func(*logsOptions) error) *cobra.Command {
 	opts := &logsOptions{f: f, Poll: 200 * time.Millisecond}
@@ -107,6 +109,12 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 		v.agents = cfg.Agents
 	}
 	v.runID = cmp.Or(opts.Run, st.RunID)
+	if opts.Run == "" && st.Iteration == 0 && !state.Live(st.Status) {
+		// A run that ended without an iteration (run again on a done
+		// plan) has no output: the latest run's logs are those of the
+		// last run that had some. The header names that run.
+		v.runID = cmp.Or(lastRunWithOutput(recs), v.runID)
+	}
 	if v.runID == "" {
 		return errors.New("no run yet: start one with `ralph run`")
 	}
@@ -195,6 +203,15 @@ func latestIteration(runID string, st state.State, recs []state.Record) int {
 		}
 	}
 	return n
+}
+
+// lastRunWithOutput is the run of history's last iteration; "" when
+// there is none.
+func lastRunWithOutput(recs []state.Record) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	return recs[len(recs)-1].RunID
 }
 
 // record finds the history line of an iteration.
