@@ -37,6 +37,11 @@ type runSandbox struct {
 	// cold says why the gates get empty caches of their own on each run
 	// (sandbox.ColdCaches) rather than layers over the user's.
 	cold string
+	// kept are the agent's own layers over the caches, one per slot,
+	// kept across its iterations (bubblewrap, where the gates' layers can
+	// be laid); nil otherwise, keptWhy saying why when it was tried.
+	kept    *sandbox.Kept
+	keptWhy string
 }
 
 // chooseSandbox probes the configured sandbox for the project in dir. An
@@ -56,6 +61,9 @@ func chooseSandbox(ctx context.Context, f *Factory, cfg config.Config, dir strin
 	}
 	if sb.layers, sb.cold, err = gateLayers(ctx, f, cfg, dir, c); err != nil {
 		return runSandbox{}, err
+	}
+	if sb.layers != nil {
+		sb.kept, sb.keptWhy = agentLayers(ctx, f, cfg, c, *sb.layers)
 	}
 	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
 		agents := []string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)}
@@ -85,10 +93,36 @@ func gateLayers(ctx context.Context, f *Factory, cfg config.Config, dir string, 
 	return &l, "", nil
 }
 
-// close stops the sandbox's proxy, if it has one.
+// agentLayers are the agent's own layers over the caches of l, probed:
+// its builds read the user's caches and write to a layer of the run's,
+// so that they neither fail on a read-only cache nor change the user's.
+// Nil where they cannot be laid, with why: the agent then finds the
+// caches read-only, as before.
+func agentLayers(ctx context.Context, f *Factory, cfg config.Config, c sandbox.Choice, l sandbox.Layers) (*sandbox.Kept, string) {
+	base := sandbox.KeptBase(f.Environ())
+	if base == "" {
+		return nil, "no cache directory to keep the agent's layers in (neither XDG_CACHE_HOME nor HOME)"
+	}
+	k, err := sandbox.OpenKept(base)
+	if err != nil {
+		return nil, "the agent's cache layers: " + err.Error()
+	}
+	k.Exe, k.Caches, k.Max = l.Exe, l.Caches, int64(cfg.Sandbox.CacheMax)<<20
+	if err := c.Box.ForAgent(k).Probe(ctx); err != nil {
+		k.Close()
+		return nil, "no layer of its own can be laid over your caches for the agent here (" + err.Error() + ")"
+	}
+	return k, ""
+}
+
+// close stops the sandbox's proxy, if it has one, and removes the
+// agent's cache layers.
 func (s runSandbox) close() {
 	if s.egress != nil {
 		s.egress.stop()
+	}
+	if s.kept != nil {
+		s.kept.Close()
 	}
 }
 
@@ -106,6 +140,9 @@ func (s runSandbox) network() loop.Network {
 func (s runSandbox) warnWith(warn func(string)) {
 	if s.homes != nil {
 		s.homes.setWarn(warn)
+	}
+	if s.kept != nil {
+		s.kept.SetWarn(warn)
 	}
 }
 
@@ -206,7 +243,11 @@ func (s runSandbox) agent(name string) *sandbox.Box {
 	if s.homes == nil {
 		writable = spec.ConfigDirs
 	}
-	return s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+	box := s.choice.Box.With(writable, slices.Concat(spec.Credentials.EnvVars, spec.Env))
+	if s.kept != nil {
+		box = box.ForAgent(s.kept)
+	}
+	return box
 }
 
 // notify is the sandbox notify.sandbox's command runs in: the run's,
@@ -254,7 +295,11 @@ func (s runSandbox) gateWarnings() []string {
 	case s.layers == nil:
 		return []string{"the gates get empty caches of their own on each run (cold, nothing replayed): " + s.cold}
 	}
-	return agentWrittenWarnings(s.choice.Box, *s.layers)
+	warnings := agentWrittenWarnings(s.choice.Box, *s.layers)
+	if s.keptWhy != "" {
+		warnings = append(warnings, s.keptWhy+": the agent's own builds find your caches read-only")
+	}
+	return warnings
 }
 
 // agentWrittenWarnings say which caches of l the agent may write in box.

@@ -135,6 +135,9 @@ type Sandbox struct {
 	// Caches are more cache directories the gates get a throwaway layer
 	// over, besides the toolchains' own (internal/sandbox.FindCaches).
 	Caches []string `toml:"caches"`
+	// CacheMax bounds, in MiB, the agent's writable layer over those
+	// caches in one --parallel slot; past it the layer starts over empty.
+	CacheMax int `toml:"cache-max"`
 }
 
 // Network is the value of sandbox.network.
@@ -388,7 +391,7 @@ func Defaults() Config {
 		Guard:       "warn",
 		QuotaAction: "wait",
 		Review:      Review{When: "auto", MaxAttempts: 2, Focus: DefaultReviewFocus(), Rounds: 2},
-		Sandbox:     Sandbox{Mode: "auto", Network: NetworkProxy},
+		Sandbox:     Sandbox{Mode: "auto", Network: NetworkProxy, CacheMax: 4096},
 		Worker:      Worker{Remote: "origin", Lease: Duration(DefaultLease)},
 		GitHub:      GitHub{Label: "ralph", Remote: "origin"},
 	}

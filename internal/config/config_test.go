@@ -84,6 +84,7 @@ var layerValues = map[string][3]string{
 	"sandbox.allow-hosts": {"a.example", "b.example,*.c.example", "10.0.0.0/8"},
 	"sandbox.env":         {"A", "B,C*", "D"},
 	"sandbox.caches":      {"~/.cache/bazel", "~/a,/b", "$X/c"},
+	"sandbox.cache-max":   {"100", "200", "300"},
 	"worker.remote":       {"up", "down", "side"},
 	"worker.lease":        {"1m", "2m", "3m"},
 	"worker.id":           {"w1", "w2", "w3"},

@@ -119,6 +119,10 @@ type Launch struct {
 	// throwaway layers, internal/sandbox). Its children gain nothing over
 	// the host from it: the namespace's root is ralph's user outside.
 	Namespaced bool
+	// Release, when set, is called once the child and what is left of
+	// its group are gone (or it could not start): what its confinement
+	// held for it alone (an agent's cache layer) is free again.
+	Release func()
 }
 
 // Wrapper confines a child: given how it would start, it returns how it
@@ -245,8 +249,10 @@ type Process struct {
 	// supervisor: the leader is a wrapper a stop's SIGTERM spares
 	// (Launch.Supervisor).
 	supervisor bool
-	start      time.Time
-	last       atomic.Int64 // when output was last seen, as time since start
+	// release is Launch.Release, called when the child is gone.
+	release func()
+	start   time.Time
+	last    atomic.Int64 // when output was last seen, as time since start
 	// fam is the family the child belongs to (nil for none), marker its
 	// mark in it.
 	fam    *Family
@@ -288,7 +294,7 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{c: c, supervisor: l.Supervisor, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
+	p := &Process{c: c, supervisor: l.Supervisor, release: l.Release, drained: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
 	if fam := FamilyOf(ctx); fam != nil {
 		p.fam = fam
 		if !c.KeepDaemons {
@@ -305,6 +311,9 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	if err != nil {
 		closeAll()
 		p.closeStreams()
+		if l.Release != nil {
+			l.Release()
+		}
 		return nil, err
 	}
 	p.start = time.Now()
@@ -312,6 +321,9 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	closeAll() // the child has its own copies
 	if err != nil {
 		p.closeStreams()
+		if l.Release != nil {
+			l.Release()
+		}
 		return nil, err
 	}
 	p.open.Store(int32(len(p.streams)))
@@ -556,6 +568,9 @@ wait:
 	res.ExitCode, res.Signal = exitStatus(p.cmd.ProcessState)
 	res.Duration = time.Since(p.start)
 	p.res = res
+	if p.release != nil {
+		p.release()
+	}
 	close(p.done)
 }
 

@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -102,7 +105,12 @@ func (b *Box) layer(r *layout) layered {
 // wrapLayered starts l (laid out as r) as a gate with its layers: ralph's
 // LayersCommand, namespaced, which lays them and executes bwrap.
 func (b *Box) wrapLayered(l proc.Launch, r layout) proc.Launch {
-	ly := b.layer(&r)
+	return b.launchLayered(l, r, b.layer(&r))
+}
+
+// launchLayered starts l (laid out as r) through LayersCommand with the
+// layers ly.
+func (b *Box) launchLayered(l proc.Launch, r layout, ly layered) proc.Launch {
 	for _, c := range ly.caches {
 		r.binds = append(r.binds, bind{path: c, writable: true})
 	}
@@ -139,4 +147,11 @@ func (b *Box) AgentWritten(l Layers) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// keptDir is where the agent's layer over the cache dir is kept in keep:
+// a directory named for the cache's path, the same at every start.
+func keptDir(keep, dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(keep, hex.EncodeToString(sum[:8]))
 }

@@ -26,6 +26,10 @@ import (
 //   - --store PATH refuses to start the gate when PATH is there but is a
 //     link or a file, not a directory bwrap can cover: the gate would
 //     read what the agent left there.
+//   - --keep DIR puts the upper layers of the --over options after it in
+//     DIR, on disk, one directory per cache, instead of in a tmpfs: the
+//     agent's layer, which its next start in the same slot finds as it
+//     left it (AgentLayers).
 //
 // It returns only on failure, with bubblewrap's "exit 1 before the
 // command" status.
@@ -34,11 +38,18 @@ func LayersMain(args []string, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "ralph "+LayersCommand+":", err)
 		return 1
 	}
+	keep := ""
 	for len(args) >= 2 && args[0] != "--" {
 		var err error
 		switch args[0] {
+		case "--keep":
+			keep = args[1]
 		case "--over":
-			err = overlay(args[1], false)
+			if keep != "" {
+				err = keptOverlay(args[1], keep)
+			} else {
+				err = overlay(args[1], false)
+			}
 		case "--empty":
 			err = overlay(args[1], true)
 		case "--store":
@@ -54,7 +65,7 @@ func LayersMain(args []string, errOut io.Writer) int {
 		args = args[2:]
 	}
 	if len(args) < 2 || args[0] != "--" {
-		return fail(errors.New("want [--over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
+		return fail(errors.New("want [--keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
 	}
 	return fail(unix.Exec(args[1], args[1:], os.Environ()))
 }
@@ -102,6 +113,46 @@ func overlay(dir string, empty bool) error {
 	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d", lower, fds[0], fds[1])
 	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("an overlay over %s: %w", dir, err)
+	}
+	return nil
+}
+
+// keptOverlay mounts over dir an overlay of what dir holds and an upper
+// layer on disk, in keep (keptDir): what is written there outlives the
+// namespace, for the next start that is given the same keep. The
+// namespace's root is the user outside, so the files are the user's;
+// userxattr keeps overlayfs's own marks (opaque directories) in the
+// user.* attributes such a root may set.
+func keptOverlay(dir, keep string) error {
+	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer unix.Close(lower)
+	var st unix.Stat_t
+	if err := unix.Fstat(lower, &st); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	base := keptDir(keep, dir)
+	upper, work := filepath.Join(base, "upper"), filepath.Join(base, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(upper, os.FileMode(st.Mode&0o777)); err != nil {
+		return err
+	}
+	var fds [2]int
+	for i, d := range []string{upper, work} {
+		if fds[i], err = unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+			return err
+		}
+		defer unix.Close(fds[i])
+	}
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", lower, fds[0], fds[1])
+	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("an overlay over %s kept in %s: %w", dir, base, err)
 	}
 	return nil
 }

@@ -201,6 +201,9 @@ type Box struct {
 	tmp string
 	// layers are a gate's throwaway layers (ForGates); nil for an agent.
 	layers *Layers
+	// kept are the agent's layers over the caches (ForAgent); nil for a
+	// gate, or where they cannot be laid.
+	kept *Kept
 }
 
 // NewBox returns a box of kind (KindBwrap, KindSandboxExec) that runs
@@ -277,8 +280,11 @@ func (b *Box) Wrap(l proc.Launch) (proc.Launch, error) {
 	}
 	switch b.kind {
 	case KindBwrap:
-		if b.layers != nil {
+		switch {
+		case b.layers != nil:
 			return b.wrapLayered(l, r), nil
+		case b.kept != nil:
+			return b.wrapKept(l, r), nil
 		}
 		return b.wrapBwrap(l, r), nil
 	default:
