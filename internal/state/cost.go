@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -81,4 +82,46 @@ func (q QuotaWindow) String() string {
 		s += ", resets " + q.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return s
+}
+
+// CostKnown says whether any of the line's cost is known. A line of
+// unknown cost has cost_source "unknown" and $0 (tokens of a model without
+// a price, a plain-text agent that reports no usage), or, written by an
+// older ralph, no cost_source and $0 (a crash, an agent of no usage):
+// unknown, never free. An unknown line with a cost above $0 (an end
+// review some of whose reviewers had no price) is known in part: at
+// least that much.
+func (r Record) CostKnown() bool {
+	return r.CostUSD > 0 || (r.CostSource != "" && r.CostSource != CostUnknown)
+}
+
+// MarshalJSON writes the record with cost_usd null when its cost is
+// unknown (CostKnown).
+func (r Record) MarshalJSON() ([]byte, error) {
+	type fields Record // without the methods: no recursion
+	var cost *float64
+	if r.CostKnown() {
+		cost = &r.CostUSD
+	}
+	return json.Marshal(struct {
+		fields
+		CostUSD *float64 `json:"cost_usd"` // shallower: replaces fields' own
+	}{fields(r), cost})
+}
+
+// UnmarshalJSON reads a record whose cost_usd may be null (unknown: $0).
+func (r *Record) UnmarshalJSON(data []byte) error {
+	type fields Record
+	var v struct {
+		fields
+		CostUSD *float64 `json:"cost_usd"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*r = Record(v.fields)
+	if v.CostUSD != nil {
+		r.CostUSD = *v.CostUSD
+	}
+	return nil
 }
