@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -96,17 +97,17 @@ func (r Record) CostKnown() bool {
 }
 
 // MarshalJSON writes the record with cost_usd null when its cost is
-// unknown (CostKnown).
+// unknown (CostKnown), in its place among the fields.
 func (r Record) MarshalJSON() ([]byte, error) {
 	type fields Record // without the methods: no recursion
-	var cost *float64
-	if r.CostKnown() {
-		cost = &r.CostUSD
+	data, err := json.Marshal(fields(r))
+	if err != nil || r.CostKnown() {
+		return data, err
 	}
-	return json.Marshal(struct {
-		fields
-		CostUSD *float64 `json:"cost_usd"` // shallower: replaces fields' own
-	}{fields(r), cost})
+	// An unknown cost is $0, and the line's own cost_usd comes before any
+	// nested one (the review's); a string's quotes are escaped, so no
+	// text can look like it.
+	return bytes.Replace(data, []byte(`"cost_usd":0,`), []byte(`"cost_usd":null,`), 1), nil
 }
 
 // UnmarshalJSON reads a record whose cost_usd may be null (unknown: $0).
