@@ -141,3 +141,21 @@ func yesNo(b *bool) string {
 func duration(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String()
 }
+
+// Line is a task's receipt in one line, as the page shows it: "2 attempts
+// · sonnet,gpt-5 · 4130 tokens · cost ~$0.3500 · verified".
+func (r Row) Line() string {
+	parts := []string{words.Count(r.Attempts, "attempt")}
+	if len(r.Models) > 0 {
+		parts = append(parts, list(r.Models))
+	}
+	parts = append(parts, fmt.Sprintf("%d tokens", r.InputTokens+r.OutputTokens+r.CacheReadTokens+r.CacheWriteTokens),
+		"cost "+FormatCost(r.Cost))
+	switch {
+	case r.Verified != nil && *r.Verified:
+		parts = append(parts, "verified")
+	case r.Verified != nil && r.LastOutcome == state.OutcomeTaskDone:
+		parts = append(parts, "done, not verified")
+	}
+	return strings.Join(parts, " · ")
+}

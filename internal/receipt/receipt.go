@@ -95,7 +95,8 @@ type Cost struct {
 	// Source is the least certain source of the costs added up:
 	// reported, estimated, or unknown when some had no price.
 	Source string `json:"cost_source,omitempty"`
-	// Unpriced counts the iterations (and reviews) of unknown cost: with
+	// Unpriced counts the iterations of which some cost is unknown (the
+	// agent's or a reviewer's; by model or agent, its own calls): with
 	// any, USD is a lower bound.
 	Unpriced int `json:"unpriced,omitempty"`
 }
@@ -147,16 +148,10 @@ type part struct {
 	reviews      int
 }
 
-// reviewKnown says whether any of a review's cost is known (as
-// state.Record.CostKnown for the agent's).
-func reviewKnown(v *state.ReviewEvidence) bool {
-	return v.CostUSD > 0 || (v.CostSource != "" && v.CostSource != state.CostUnknown)
-}
-
 func reviewPart(v *state.ReviewEvidence) part {
 	u := Usage{DurationMS: v.DurationMS, InputTokens: v.InputTokens, OutputTokens: v.OutputTokens,
 		CacheReadTokens: v.CacheReadTokens, CacheWriteTokens: v.CacheWriteTokens}
-	u.add(v.CostUSD, v.CostSource, reviewKnown(v))
+	u.add(v.CostUSD, v.CostSource, v.CostKnown())
 	return part{agent: v.Agent, model: v.Model, usage: u, reviews: v.Attempts}
 }
 
@@ -189,12 +184,31 @@ func (u *Usage) plus(d Usage) {
 	u.OutputTokens += d.OutputTokens
 	u.CacheReadTokens += d.CacheReadTokens
 	u.CacheWriteTokens += d.CacheWriteTokens
-	u.Unpriced += d.Unpriced
-	if d.USD != nil {
-		u.USD = new(nano(deref(u.USD) + *d.USD))
-	}
-	u.Source = state.CombineCostSource(u.Source, d.Source)
+	u.Plus(d.Cost)
 }
+
+// Plus adds d.
+func (c *Cost) Plus(d Cost) {
+	c.Unpriced += d.Unpriced
+	if d.USD != nil {
+		c.USD = new(nano(deref(c.USD) + *d.USD))
+	}
+	c.Source = state.CombineCostSource(c.Source, d.Source)
+}
+
+// lineUsage adds up a line's parts: an iteration of which some part had
+// no price counts once in Unpriced.
+func lineUsage(ps []part) Usage {
+	var u Usage
+	for _, p := range ps {
+		u.plus(p.usage)
+	}
+	u.Unpriced = min(u.Unpriced, 1)
+	return u
+}
+
+// LineCost is what one history line cost: its agent's and its reviewers'.
+func LineCost(r state.Record) Cost { return lineUsage(parts(r)).Cost }
 
 // Verified says whether a line finished its task with its checks passed:
 // it ended done, every gate that ran passed (an advisory gate that failed
@@ -253,9 +267,7 @@ func Build(recs []state.Record, by By) Report {
 		}
 		rep.Totals.Iterations++
 		ps := parts(r)
-		for _, p := range ps {
-			rep.Totals.plus(p.usage)
-		}
+		rep.Totals.plus(lineUsage(ps))
 		if by == ByTask {
 			addTask(row(task), r, ps)
 			continue
@@ -310,8 +322,8 @@ func addTask(t *Row, r state.Record, ps []part) {
 		t.Attempts++
 	}
 	t.LastOutcome = r.Outcome
+	t.plus(lineUsage(ps))
 	for _, p := range ps {
-		t.plus(p.usage)
 		t.Reviews += p.reviews
 		t.Agents = appendNew(t.Agents, p.agent)
 		t.Models = appendNew(t.Models, modelKey(p.agent, p.model))
@@ -337,3 +349,6 @@ func appendNew(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// Views are the --by values.
+func Views() []string { return []string{string(ByTask), string(ByModel), string(ByAgent)} }

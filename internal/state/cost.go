@@ -41,14 +41,15 @@ func CombineCostSource(a, b string) string {
 
 // FormatCost writes a cost as receipts show it: "$0.1234" reported,
 // "~$0.1234" estimated, "≥$0.1234" when part of it is of unknown price
-// ("$?" when all of it is).
+// ("unknown" when all of it is: never "$0", and no "$?" that reads as an
+// error).
 func FormatCost(usd float64, source string) string {
 	switch source {
 	case CostEstimated:
 		return fmt.Sprintf("~$%.4f", usd)
 	case CostUnknown:
 		if usd == 0 {
-			return "$?"
+			return "unknown"
 		}
 		return fmt.Sprintf("≥$%.4f", usd)
 	}
@@ -97,32 +98,38 @@ func (r Record) CostKnown() bool {
 }
 
 // MarshalJSON writes the record with cost_usd null when its cost is
-// unknown (CostKnown), in its place among the fields.
+// unknown (CostKnown), in its place among the fields. (Read back, null
+// leaves CostUSD at 0: no UnmarshalJSON is needed.)
 func (r Record) MarshalJSON() ([]byte, error) {
 	type fields Record // without the methods: no recursion
 	data, err := json.Marshal(fields(r))
 	if err != nil || r.CostKnown() {
 		return data, err
 	}
-	// An unknown cost is $0, and the line's own cost_usd comes before any
-	// nested one (the review's); a string's quotes are escaped, so no
-	// text can look like it.
-	return bytes.Replace(data, []byte(`"cost_usd":0,`), []byte(`"cost_usd":null,`), 1), nil
+	return nullCost(data), nil
 }
 
-// UnmarshalJSON reads a record whose cost_usd may be null (unknown: $0).
-func (r *Record) UnmarshalJSON(data []byte) error {
-	type fields Record
-	var v struct {
-		fields
-		CostUSD *float64 `json:"cost_usd"`
+// CostKnown says whether any of the review's cost is known, as
+// Record.CostKnown does for the agent's.
+func (r ReviewEvidence) CostKnown() bool {
+	return r.CostUSD > 0 || (r.CostSource != "" && r.CostSource != CostUnknown)
+}
+
+// MarshalJSON writes the review with cost_usd null when its cost is
+// unknown (CostKnown).
+func (r ReviewEvidence) MarshalJSON() ([]byte, error) {
+	type fields ReviewEvidence
+	data, err := json.Marshal(fields(r))
+	if err != nil || r.CostKnown() {
+		return data, err
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	*r = Record(v.fields)
-	if v.CostUSD != nil {
-		r.CostUSD = *v.CostUSD
-	}
-	return nil
+	return nullCost(data), nil
+}
+
+// nullCost makes the first cost_usd of an object's JSON, an unknown cost
+// written $0, null. The object's own comes before any nested one (a
+// record's before its review's), and a string's quotes are escaped, so no
+// text can look like it.
+func nullCost(data []byte) []byte {
+	return bytes.Replace(data, []byte(`"cost_usd":0,`), []byte(`"cost_usd":null,`), 1)
 }

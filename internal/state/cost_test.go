@@ -38,7 +38,7 @@ func TestFormatCost(t *testing.T) {
 		{0.5, CostReported, "$0.5000"},
 		{0.5, "", "$0.5000"},
 		{1.55, CostEstimated, "~$1.5500"},
-		{0, CostUnknown, "$?"},
+		{0, CostUnknown, "unknown"},
 		{2, CostUnknown, "≥$2.0000"},
 	} {
 		if got := FormatCost(tc.usd, tc.source); got != tc.want {
@@ -93,6 +93,14 @@ func TestUnknownCostIsNull(t *testing.T) {
 				t.Errorf("read back %+v: known %v, want %v", back, back.CostKnown(), tc.known)
 			}
 		})
+	}
+	// A reviewer's unknown cost is null too, beside the agent's known one.
+	data, err := json.Marshal(Record{CostUSD: 0.1, CostSource: CostReported, Review: &ReviewEvidence{CostSource: CostUnknown}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"cost_usd":0.1,`) || !strings.Contains(string(data), `"review":{"verdict":"","agent":"","attempts":0,"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"cost_usd":null,`) {
+		t.Errorf("record with an unpriced review: %s", data)
 	}
 	var old Record
 	if err := json.Unmarshal([]byte(`{"task_id":"A","outcome":"task_done","cost_usd":0}`), &old); err != nil {
