@@ -28,7 +28,7 @@ tasks verified; n/a with none). A cost ralph cannot know (a model without a pric
 that reports no usage) is shown as unknown, never as $0, and makes the totals "at least".
 
 --by model and --by agent put the same figures per model or per agent: a reviewer's share
-goes to the reviewer's model and agent. --json prints one JSON object (docs/providers.md
+goes to the reviewer's model and agent. --json prints one JSON object (docs/concepts.md, Receipts
 documents its shape).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {

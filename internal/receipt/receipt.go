@@ -40,7 +40,7 @@ func ParseBy(s string) (By, error) {
 const EndReviewRow = "(end review)"
 
 // Report is a receipt: its rows, then the totals. Its JSON is the shape
-// `ralph report --json` prints (docs/providers.md documents it).
+// `ralph report --json` prints (docs/concepts.md, Receipts documents it).
 type Report struct {
 	By     By     `json:"by"`
 	Rows   []Row  `json:"rows"`

@@ -167,7 +167,7 @@ func TestCostLine(t *testing.T) {
 	}
 }
 
-// The JSON shape is what docs/providers.md documents: rows, then totals;
+// The JSON shape is what docs/concepts.md, Receipts documents: rows, then totals;
 // an unknown cost is null, never 0.
 func TestJSONShape(t *testing.T) {
 	t.Parallel()
