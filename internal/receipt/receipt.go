@@ -231,80 +231,104 @@ func Verified(r state.Record) bool {
 
 // Build adds up recs, in file order, into the receipt by by.
 func Build(recs []state.Record, by By) Report {
-	rep := Report{By: by, Rows: []Row{}}
-	index := map[string]int{}
-	row := func(key string) *Row {
-		i, ok := index[key]
-		if !ok {
-			i = len(rep.Rows)
-			index[key] = i
-			r := Row{}
-			switch by {
-			case ByModel:
-				r.Model = key
-			case ByAgent:
-				r.Agent = key
-			default:
-				r.TaskID = key
-			}
-			rep.Rows = append(rep.Rows, r)
-		}
-		return &rep.Rows[i]
-	}
-	runs := map[string]bool{}
-	tasks := map[string]bool{}
-	verified := map[string]bool{}
+	b := NewBuilder(by)
 	for _, r := range recs {
-		runs[r.RunID] = true
-		task := r.TaskID
-		if r.Outcome == state.OutcomeEndReview && task == "" {
-			task = EndReviewRow
+		b.Add(r)
+	}
+	return b.Report()
+}
+
+// Builder adds up history one line at a time, in file order, holding the
+// rows and not the lines: a long history is read, never held.
+type Builder struct {
+	rep      Report
+	index    map[string]int
+	runs     map[string]bool
+	verified map[string]bool // by task: whether its last line verified it
+}
+
+// NewBuilder starts a receipt by by.
+func NewBuilder(by By) *Builder {
+	return &Builder{rep: Report{By: by, Rows: []Row{}}, index: map[string]int{}, runs: map[string]bool{},
+		verified: map[string]bool{}}
+}
+
+// row is the row of key, added when new.
+func (b *Builder) row(key string) *Row {
+	i, ok := b.index[key]
+	if !ok {
+		i = len(b.rep.Rows)
+		b.index[key] = i
+		r := Row{}
+		switch b.rep.By {
+		case ByModel:
+			r.Model = key
+		case ByAgent:
+			r.Agent = key
+		default:
+			r.TaskID = key
+		}
+		b.rep.Rows = append(b.rep.Rows, r)
+	}
+	return &b.rep.Rows[i]
+}
+
+// Add adds the next history line.
+func (b *Builder) Add(r state.Record) {
+	b.runs[r.RunID] = true
+	task := r.TaskID
+	if r.Outcome == state.OutcomeEndReview && task == "" {
+		task = EndReviewRow
+	} else {
+		// The last word on a task is its last line: done and checked,
+		// or not (a task reopened after it was done).
+		b.verified[task] = Verified(r)
+	}
+	b.rep.Totals.Iterations++
+	ps := parts(r)
+	b.rep.Totals.plus(lineUsage(ps))
+	if b.rep.By == ByTask {
+		addTask(b.row(task), r, ps)
+		return
+	}
+	seen := map[string]bool{}
+	for i, p := range ps {
+		key := p.agent
+		if b.rep.By == ByModel {
+			key = modelKey(p.agent, p.model)
+		}
+		g := b.row(key)
+		if !seen[key] && (i == 0 || r.EndReview != nil) {
+			g.Iterations++ // the line's agent; a reviewer's runs are reviews
+		}
+		seen[key] = true
+		g.Reviews += p.reviews
+		g.plus(p.usage)
+		if task != EndReviewRow && !slices.Contains(g.Tasks, task) {
+			g.Tasks = append(g.Tasks, task)
+		}
+		if b.rep.By == ByModel {
+			g.Agents = appendNew(g.Agents, p.agent)
 		} else {
-			tasks[task] = true
-			// The last word on a task is its last line: done and
-			// checked, or not (a task reopened after it was done).
-			verified[task] = Verified(r)
-		}
-		rep.Totals.Iterations++
-		ps := parts(r)
-		rep.Totals.plus(lineUsage(ps))
-		if by == ByTask {
-			addTask(row(task), r, ps)
-			continue
-		}
-		seen := map[string]bool{}
-		for i, p := range ps {
-			key := p.agent
-			if by == ByModel {
-				key = modelKey(p.agent, p.model)
-			}
-			g := row(key)
-			if !seen[key] && (i == 0 || r.EndReview != nil) {
-				g.Iterations++ // the line's agent; a reviewer's runs are reviews
-			}
-			seen[key] = true
-			g.Reviews += p.reviews
-			g.plus(p.usage)
-			if task != EndReviewRow && !slices.Contains(g.Tasks, task) {
-				g.Tasks = append(g.Tasks, task)
-			}
-			if by == ByModel {
-				g.Agents = appendNew(g.Agents, p.agent)
-			} else {
-				g.Models = appendNew(g.Models, modelKey(p.agent, p.model))
-			}
+			g.Models = appendNew(g.Models, modelKey(p.agent, p.model))
 		}
 	}
-	if by == ByTask {
+}
+
+// Report is the receipt of the lines added so far.
+func (b *Builder) Report() Report {
+	rep := b.rep
+	rep.Rows = slices.Clone(b.rep.Rows)
+	if rep.By == ByTask {
 		for i := range rep.Rows {
 			if r := &rep.Rows[i]; r.TaskID != EndReviewRow {
-				r.Verified = new(verified[r.TaskID])
+				r.Verified = new(b.verified[r.TaskID])
 			}
 		}
 	}
-	rep.Totals.Runs = len(runs)
-	rep.Totals.Tasks = len(tasks)
-	for _, v := range verified {
+	rep.Totals.Runs = len(b.runs)
+	rep.Totals.Tasks = len(b.verified)
+	for _, v := range b.verified {
 		if v {
 			rep.Totals.TasksVerified++
 		}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/loop"
-	"github.com/ralph-loop/ralph/internal/receipt"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -422,8 +421,7 @@ func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	live, _ := p.Live()
-	recs, _ := p.history(0) // no history: no receipts
-	rep := receipt.Build(recs, receipt.ByTask)
+	rep, _ := p.receipt() // no history: no receipts
 	lines := map[string]string{}
 	for _, row := range rep.Rows {
 		lines[row.TaskID] = row.Line()
