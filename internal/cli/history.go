@@ -34,7 +34,7 @@ func newCmdHistory(f *Factory, runF func(*historyOptions) error) *cobra.Command 
 			return runHistory(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history records, one JSON object per line")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history records, one JSON object per line (with --by, the receipt as one object)")
 	cmd.Flags().IntVarP(&opts.Last, "last", "n", 0, "only the last `N` iterations")
 	cmd.Flags().StringVar(&opts.By, "by", "", "the receipt instead, one row per `VIEW` (task, model or agent): what ralph report prints")
 	cmd.Flags().BoolVar(&opts.ByTask, "by-task", false, "deprecated: the same as --by task")
