@@ -197,3 +197,54 @@ func TestParseBy(t *testing.T) {
 		t.Errorf("ParseBy(model) = %q, %v", b, err)
 	}
 }
+
+// FuzzBuild: whatever history holds, the receipt adds up: the task rows'
+// iterations, unpriced lines and known costs are the totals', each view
+// has the same totals, and a record reads back as it was written (an
+// unknown cost null, a known one a number).
+func FuzzBuild(f *testing.F) {
+	f.Add(history)
+	f.Add(`{"task_id":"A","outcome":"task_done","cost_usd":null,"review":{"cost_usd":null}}`)
+	f.Add(`{"outcome":"end_review","end_review":{"reviewers":[{"cost_usd":1e308},{"cost_usd":1e308}]}}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var recs []state.Record
+		for line := range strings.SplitSeq(data, "\n") {
+			var r state.Record
+			if json.Unmarshal([]byte(line), &r) == nil {
+				recs = append(recs, r)
+			}
+		}
+		for _, r := range recs {
+			out, err := json.Marshal(r)
+			if err != nil {
+				continue // a cost json cannot write (NaN): not one of ours
+			}
+			var back state.Record
+			if err := json.Unmarshal(out, &back); err != nil || back.CostKnown() != r.CostKnown() {
+				t.Fatalf("%s read back: known %v, want %v (%v)", out, back.CostKnown(), r.CostKnown(), err)
+			}
+		}
+		rep := Build(recs, ByTask)
+		iterations, unpriced, usd := 0, 0, 0.0
+		for _, row := range rep.Rows {
+			iterations += row.Iterations
+			unpriced += row.Unpriced
+			usd += deref(row.USD)
+		}
+		tot := rep.Totals
+		if iterations != tot.Iterations || iterations != len(recs) || unpriced != tot.Unpriced || unpriced > tot.Iterations {
+			t.Fatalf("rows: %d iterations, %d unpriced; totals %+v; %d records", iterations, unpriced, tot, len(recs))
+		}
+		if d := usd - deref(tot.USD); d > 1e-6*max(1, usd) || d < -1e-6*max(1, usd) {
+			t.Fatalf("rows cost %v, totals %v", usd, deref(tot.USD))
+		}
+		if tot.TasksVerified > tot.Tasks || (tot.PerVerifiedTask != nil) != (tot.TasksVerified > 0 && tot.USD != nil) {
+			t.Fatalf("totals %+v", tot)
+		}
+		for _, by := range []By{ByModel, ByAgent} {
+			if got := Build(recs, by).Totals; !cmp.Equal(got, tot) {
+				t.Fatalf("by %s: totals %+v, want %+v", by, got, tot)
+			}
+		}
+	})
+}
