@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/receipt"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -28,6 +29,7 @@ func addCompletions(f *Factory, root *cobra.Command) {
 		"format":  task.ShortFormatNames(),
 		"sandbox": config.SandboxModes(),
 		"review":  config.ReviewWhens(),
+		"by":      receipt.Views(),
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/receipt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/ui"
 )
@@ -157,7 +158,7 @@ type taskEvidence struct {
 }
 
 func (e taskEvidence) line() string {
-	if s := evidenceLine(e.Gates, e.Guard, e.Review); s != "" {
+	if s := receipt.EvidenceLine(e.Gates, e.Guard, e.Review); s != "" {
 		return s
 	}
 	return "no gates, guard or reviewer"

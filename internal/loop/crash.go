@@ -96,7 +96,7 @@ func (r *runner) recoverCrashed(ctx context.Context, prev state.State) (string, 
 // on task id. Its times come from the iteration's files: the prompt is
 // written as it starts, the transcript as the agent speaks.
 func (r *runner) crashedRecord(prev state.State, n int, id string) state.Record {
-	rec := state.Record{RunID: prev.RunID, Iteration: n, TaskID: id, Agent: prev.Agent, Model: prev.Model,
+	rec := state.Record{RunID: prev.RunID, Iteration: n, TaskID: id, Attempt: prev.Tasks[id].Attempts + 1, Agent: prev.Agent, Model: prev.Model,
 		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: state.OutcomeInterrupted,
 		Error: fmt.Sprintf("ralph stopped unexpectedly during this iteration (pid %d was killed or crashed, "+
 			"or the machine went down); recorded by the next run", prev.PID)}

@@ -42,7 +42,7 @@ func TestCrashedRunIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := f.store.history[1]
-	want := state.Record{RunID: "dead-run", Iteration: 2, TaskID: "B", Agent: "claude", Model: "opus",
+	want := state.Record{RunID: "dead-run", Iteration: 2, TaskID: "B", Attempt: 1, Agent: "claude", Model: "opus",
 		StartedAt: started, EndedAt: started.Add(90 * time.Second), DurationMS: 90_000, ExitCode: -1,
 		Outcome: state.OutcomeInterrupted, Error: got.Error}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -115,8 +116,8 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	it.restored = it.restored || planUndone
 	rec := state.Record{
-		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID,
-		Agent: r.deps.Agent.Name(), Model: r.opts.Model,
+		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Attempt: r.st.Tasks[t.ID].Attempts + 1,
+		Agent: r.deps.Agent.Name(), Model: cmp.Or(res.Model, r.opts.Model),
 		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(),
 		ExitCode: res.ExitCode, Outcome: it.outcome,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
@@ -128,10 +129,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		rec.Marker = string(it.match.Marker)
 		rec.Strategy = string(it.match.Strategy)
 	}
-	it.ev.record(&rec)
-	if rec.Review != nil {
-		rec.CostSource = state.CombineCostSource(rec.CostSource, rec.Review.CostSource)
-	}
+	it.ev.record(&rec) // the reviewer's cost with its own source: the task's, apart from the agent's
 	if len(it.doneIDs) > 0 && r.opts.Ownership == task.OwnerAgent {
 		rec.TaskID = strings.Join(it.doneIDs, ",")
 	}

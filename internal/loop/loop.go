@@ -445,9 +445,10 @@ func (r *runner) checkBudget() error {
 // wait or the delay), so the last history line says how the run ended.
 func (r *runner) interruptedBetween(t task.Task) error {
 	now := r.deps.Now()
-	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Agent: r.deps.Agent.Name(),
-		Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: state.OutcomeInterrupted,
-		Error: "interrupted while waiting; no agent was running"}
+	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Attempt: r.st.Tasks[t.ID].Attempts + 1,
+		Agent: r.deps.Agent.Name(), Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: state.OutcomeInterrupted,
+		CostSource: state.CostEstimated, // no agent ran: $0, known
+		Error:      "interrupted while waiting; no agent was running"}
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
 		return err
 	}

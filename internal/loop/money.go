@@ -72,9 +72,9 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 	if u.InputTokens+u.OutputTokens+u.CacheReadTokens+u.CacheWriteTokens == 0 {
 		if res.RawText {
 			// Plain text output (Kiro, a command agent): no tokens were
-			// reported, not none used.
-			p.once("(tokens)", fmt.Sprintf("%s reports neither tokens nor cost: what its iterations cost is unknown, "+
-				"and neither --budget nor --max-tokens can see it", p.Name()))
+			// reported, not none used. Its cost is unknown (null in
+			// history), and that is all: such an agent never reports
+			// usage, so a warning would only say so every run.
 			return
 		}
 		// Nothing used costs nothing, whatever the model.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/receipt"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 )
@@ -182,33 +183,50 @@ func (p *project) plan(st state.State) (*task.Plan, error) {
 // history reads the last n lines of history.jsonl (all with n <= 0),
 // holding no more than n records at a time.
 func (p *project) history(n int) ([]state.Record, error) {
+	var out []state.Record
+	err := p.eachRecord(func(rec state.Record) {
+		if n > 0 && len(out) == n {
+			copy(out, out[1:])
+			out = out[:n-1]
+		}
+		out = append(out, rec)
+	})
+	return out, err
+}
+
+// receipt adds up history.jsonl into the receipt per task, a line at a
+// time.
+func (p *project) receipt() (receipt.Report, error) {
+	b := receipt.NewBuilder(receipt.ByTask)
+	err := p.eachRecord(b.Add)
+	return b.Report(), err
+}
+
+// eachRecord calls fn on each line of history.jsonl that decodes, in
+// file order; no file is no history.
+func (p *project) eachRecord(fn func(state.Record)) error {
 	f, err := os.Open(filepath.Join(p.dir, state.Dir, state.HistoryFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	var out []state.Record
 	br := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var rec state.Record
 			if json.Unmarshal(line, &rec) == nil {
-				if n > 0 && len(out) == n {
-					copy(out, out[1:])
-					out = out[:n-1]
-				}
-				out = append(out, rec)
+				fn(rec)
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return out, err
+			return err
 		}
 	}
 }

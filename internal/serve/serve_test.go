@@ -627,3 +627,41 @@ func TestSortRuns(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
+
+// The page shows each task's receipt, and the run's cost per verified
+// task under them.
+func TestTasksCarryTheirReceipt(t *testing.T) {
+	t.Parallel()
+	dir := testProject(t, state.State{RunID: "r1", Status: state.StatusDone})
+	store, _ := state.Open(dir)
+	for _, rec := range []state.Record{
+		{RunID: "r1", Iteration: 1, TaskID: "B", Attempt: 1, Agent: "claude", Model: "sonnet", Outcome: state.OutcomeGateFailed,
+			InputTokens: 100, OutputTokens: 10, CostUSD: 0.1, CostSource: state.CostReported},
+		{RunID: "r1", Iteration: 2, TaskID: "B", Attempt: 2, Agent: "claude", Model: "sonnet", Outcome: state.OutcomeTaskDone,
+			InputTokens: 200, OutputTokens: 20, CostUSD: 0.2, CostSource: state.CostReported,
+			Gates: []state.GateRun{{Command: "true", Result: "ok"}}, Guard: &state.GuardEvidence{Mode: "warn"}},
+	} {
+		if err := store.AppendHistory(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(Options{Dirs: []string{dir}})
+	s.Start(t.Context())
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var body struct {
+		Tasks []TaskView
+		Cost  string
+	}
+	getJSON(t, ts.Client(), ts.URL+"/api/v1/runs/"+projectID(s.list()[0].dir)+"/tasks", &body)
+	if len(body.Tasks) != 2 || body.Tasks[0].Receipt != "" {
+		t.Fatalf("tasks = %+v; want A without a receipt (it never ran)", body.Tasks)
+	}
+	// 0.1 + 0.2 for the one task verified.
+	if got, want := body.Tasks[1].Receipt, "2 attempts · sonnet · 330 tokens · cost $0.3000 · verified"; got != want {
+		t.Errorf("B's receipt %q, want %q", got, want)
+	}
+	if want := "cost $0.3000 · per verified task $0.3000"; body.Cost != want {
+		t.Errorf("cost %q, want %q", body.Cost, want)
+	}
+}

@@ -293,6 +293,9 @@ type TaskView struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	Attempts  int      `json:"attempts,omitempty"`
 	Question  string   `json:"question,omitempty"`
+	// Receipt is what the task took and cost so far, in one line
+	// (receipt.Row.Line); empty before its first iteration.
+	Receipt string `json:"receipt,omitempty"`
 }
 
 func (s *Server) view(p *project) RunView {
@@ -418,10 +421,15 @@ func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	live, _ := p.Live()
+	rep, _ := p.receipt() // no history: no receipts
+	lines := map[string]string{}
+	for _, row := range rep.Rows {
+		lines[row.TaskID] = row.Line()
+	}
 	tasks := make([]TaskView, 0, len(pl.Tasks))
 	for _, t := range pl.Tasks {
 		tv := TaskView{ID: t.ID, Title: t.Title, Status: string(t.Status), Priority: t.Priority, DependsOn: t.DependsOn,
-			Attempts: st.Tasks[t.ID].Attempts}
+			Attempts: st.Tasks[t.ID].Attempts, Receipt: lines[t.ID]}
 		switch {
 		case t.Status == task.StatusOpen && st.Tasks[t.ID].Failed:
 			tv.Status = string(task.StatusFailed)
@@ -435,7 +443,8 @@ func (s *Server) getTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		tasks = append(tasks, tv)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schema": loop.EventSchema, "plan": relTo(p.dir, pl.Path), "tasks": tasks})
+	writeJSON(w, http.StatusOK, map[string]any{"schema": loop.EventSchema, "plan": relTo(p.dir, pl.Path), "tasks": tasks,
+		"cost": "cost " + rep.Totals.CostLine()})
 }
 
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -39,14 +41,15 @@ func CombineCostSource(a, b string) string {
 
 // FormatCost writes a cost as receipts show it: "$0.1234" reported,
 // "~$0.1234" estimated, "≥$0.1234" when part of it is of unknown price
-// ("$?" when all of it is).
+// ("unknown" when all of it is: never "$0", and no "$?" that reads as an
+// error).
 func FormatCost(usd float64, source string) string {
 	switch source {
 	case CostEstimated:
 		return fmt.Sprintf("~$%.4f", usd)
 	case CostUnknown:
 		if usd == 0 {
-			return "$?"
+			return "unknown"
 		}
 		return fmt.Sprintf("≥$%.4f", usd)
 	}
@@ -81,4 +84,52 @@ func (q QuotaWindow) String() string {
 		s += ", resets " + q.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	return s
+}
+
+// CostKnown says whether any of the line's cost is known. A line of
+// unknown cost has cost_source "unknown" and $0 (tokens of a model without
+// a price, a plain-text agent that reports no usage), or, written by an
+// older ralph, no cost_source and $0 (a crash, an agent of no usage):
+// unknown, never free. An unknown line with a cost above $0 (an end
+// review some of whose reviewers had no price) is known in part: at
+// least that much.
+func (r Record) CostKnown() bool {
+	return r.CostUSD > 0 || (r.CostSource != "" && r.CostSource != CostUnknown)
+}
+
+// MarshalJSON writes the record with cost_usd null when its cost is
+// unknown (CostKnown), in its place among the fields. (Read back, null
+// leaves CostUSD at 0: no UnmarshalJSON is needed.)
+func (r Record) MarshalJSON() ([]byte, error) {
+	type fields Record // without the methods: no recursion
+	data, err := json.Marshal(fields(r))
+	if err != nil || r.CostKnown() {
+		return data, err
+	}
+	return nullCost(data), nil
+}
+
+// CostKnown says whether any of the review's cost is known, as
+// Record.CostKnown does for the agent's.
+func (r ReviewEvidence) CostKnown() bool {
+	return r.CostUSD > 0 || (r.CostSource != "" && r.CostSource != CostUnknown)
+}
+
+// MarshalJSON writes the review with cost_usd null when its cost is
+// unknown (CostKnown).
+func (r ReviewEvidence) MarshalJSON() ([]byte, error) {
+	type fields ReviewEvidence
+	data, err := json.Marshal(fields(r))
+	if err != nil || r.CostKnown() {
+		return data, err
+	}
+	return nullCost(data), nil
+}
+
+// nullCost makes the first cost_usd of an object's JSON, an unknown cost
+// written $0, null. The object's own comes before any nested one (a
+// record's before its review's), and a string's quotes are escaped, so no
+// text can look like it.
+func nullCost(data []byte) []byte {
+	return bytes.Replace(data, []byte(`"cost_usd":0,`), []byte(`"cost_usd":null,`), 1)
 }

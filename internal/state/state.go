@@ -39,31 +39,37 @@ func Live(status string) bool {
 }
 
 // Record is one line of history.jsonl: one agent invocation, whatever its
-// outcome.
+// outcome. Its cost_usd is null when the cost is unknown (CostKnown): an
+// unknown cost is never written as $0.
 type Record struct {
-	RunID              string    `json:"run_id"`
-	Iteration          int       `json:"iteration"`
-	TaskID             string    `json:"task_id"`
-	Agent              string    `json:"agent"`
-	Model              string    `json:"model"`
-	StartedAt          time.Time `json:"started_at"`
-	EndedAt            time.Time `json:"ended_at"`
-	DurationMS         int64     `json:"duration_ms"`
-	ExitCode           int       `json:"exit_code"`
-	Outcome            Outcome   `json:"outcome"`
-	Marker             string    `json:"marker"`
-	Strategy           string    `json:"strategy"`
-	InputTokens        int64     `json:"input_tokens"`
-	OutputTokens       int64     `json:"output_tokens"`
-	CacheReadTokens    int64     `json:"cache_read_tokens"`
-	CacheWriteTokens   int64     `json:"cache_write_tokens"`
-	CostUSD            float64   `json:"cost_usd"`
-	CostSource         string    `json:"cost_source,omitempty"` // reported, estimated or unknown (cost.go)
-	ContextUsedPercent float64   `json:"context_used_percent"`
-	SessionID          string    `json:"session_id"`
-	FilesChanged       int       `json:"files_changed"`
-	Commit             string    `json:"commit"`
-	Error              string    `json:"error"`
+	RunID     string `json:"run_id"`
+	Iteration int    `json:"iteration"`
+	TaskID    string `json:"task_id"`
+	// Attempt is which attempt at the task the iteration was: the task's
+	// failed attempts before it, plus one (0 in lines of an older ralph).
+	Attempt          int       `json:"attempt,omitempty"`
+	Agent            string    `json:"agent"`
+	Model            string    `json:"model"`
+	StartedAt        time.Time `json:"started_at"`
+	EndedAt          time.Time `json:"ended_at"`
+	DurationMS       int64     `json:"duration_ms"`
+	ExitCode         int       `json:"exit_code"`
+	Outcome          Outcome   `json:"outcome"`
+	Marker           string    `json:"marker"`
+	Strategy         string    `json:"strategy"`
+	InputTokens      int64     `json:"input_tokens"`
+	OutputTokens     int64     `json:"output_tokens"`
+	CacheReadTokens  int64     `json:"cache_read_tokens"`
+	CacheWriteTokens int64     `json:"cache_write_tokens"`
+	// CostUSD and CostSource are the agent's own (the reviewer's are in
+	// Review): reported, estimated or unknown (cost.go).
+	CostUSD            float64 `json:"cost_usd"`
+	CostSource         string  `json:"cost_source,omitempty"`
+	ContextUsedPercent float64 `json:"context_used_percent"`
+	SessionID          string  `json:"session_id"`
+	FilesChanged       int     `json:"files_changed"`
+	Commit             string  `json:"commit"`
+	Error              string  `json:"error"`
 	// The evidence of a done claim: the gates that ran on it, what the
 	// tamper guard found in the task's diff, and the reviewer's verdict
 	// (evidence.go). Absent where the step did not run.

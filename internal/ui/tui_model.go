@@ -568,7 +568,9 @@ func (m *model) iterationEnded(e loop.Event) {
 	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; n > 0 {
 		parts = append(parts, tokens(n)+" tokens")
 	}
-	if r.CostUSD > 0 || r.CostSource == state.CostUnknown {
+	// "unknown" only for tokens without a price: an agent that reports
+	// no usage at all (plain text) has nothing to show.
+	if n := r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheWriteTokens; r.CostUSD > 0 || (r.CostSource == state.CostUnknown && n > 0) {
 		parts = append(parts, state.FormatCost(r.CostUSD, r.CostSource))
 	}
 	if r.Commit != "" {

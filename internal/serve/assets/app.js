@@ -180,8 +180,13 @@
         li.dataset.task = t.id; li.dataset.status = t.status;
         const m = document.createElement("span"); m.className = "mark"; text(m, marks[t.status] || "○");
         const s = document.createElement("span"); text(s, t.id + " " + t.title + (t.attempts ? " (" + t.attempts + (t.attempts === 1 ? " failed attempt)" : " failed attempts)") : ""));
-        li.append(m, s); ul.appendChild(li);
+        li.append(m, s);
+        if (t.receipt) { const r = document.createElement("span"); r.className = "receipt"; text(r, t.receipt); li.appendChild(r); }
+        ul.appendChild(li);
       });
+      if (body.tasks.some(t => t.receipt)) {
+        const li = document.createElement("li"); li.className = "receipt-total"; text(li, body.cost); ul.appendChild(li);
+      }
     } catch (e) { /* a plan that does not load shows its error in the header */ }
   }
 
