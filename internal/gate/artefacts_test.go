@@ -48,12 +48,12 @@ func TestArtefacts(t *testing.T) {
 func TestPrograms(t *testing.T) {
 	t.Parallel()
 	tests := map[string][]string{
-		"python3 -m pytest":                {"python3"},
-		"FOO=1 BAR=2 pytest -q":            {"pytest"},
+		"python3 -m pytest":                 {"python3"},
+		"FOO=1 BAR=2 pytest -q":             {"pytest"},
 		"cd web; npm test || yarn run lint": {"cd", "npm", "yarn", "lint"},
-		"poetry run python -m mypy .":      {"poetry", "python"},
-		"(cargo test)":                     {"cargo"},
-		"'./mvnw' -q test":                 {"mvnw"},
+		"poetry run python -m mypy .":       {"poetry", "python"},
+		"(cargo test)":                      {"cargo"},
+		"'./mvnw' -q test":                  {"mvnw"},
 	}
 	for cmd, want := range tests {
 		if diff := cmp.Diff(want, programs(cmd)); diff != "" {
