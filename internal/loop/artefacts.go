@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ralph-loop/ralph/internal/words"
 )
@@ -35,12 +36,52 @@ type LeftOut struct {
 }
 
 // leftOut is what the run leaves out of its commits beside the
-// toolchains' artefacts, and what it told.
+// toolchains' artefacts, and what it told: one for the run, its
+// --parallel workers' included (their gates run at once, hence mu).
 type leftOut struct {
-	// made are the untracked entries the gates' runs made, in order.
+	mu sync.Mutex
+	// made are the untracked entries the gates' runs made, in order,
+	// relative to the top of the tree (a worktree's are the same).
 	made []string
 	// told are the lines an EventLeftOut named: each is said once a run.
 	told map[string]bool
+}
+
+// paths are the gates' entries so far.
+func (l *leftOut) paths() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.made)
+}
+
+// add records entries the gates made.
+func (l *leftOut) add(made []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range made {
+		if !slices.Contains(l.made, p) {
+			l.made = append(l.made, p)
+		}
+	}
+}
+
+// untold are the lines of left (in the order of lines) not said yet,
+// now marked said.
+func (l *leftOut) untold(lines []string, left map[string]int) []LeftOut {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var news []LeftOut
+	for _, line := range lines {
+		if n := left[line]; n > 0 && !l.told[line] {
+			if l.told == nil {
+				l.told = map[string]bool{}
+			}
+			// A gate's __pycache__/ at the top is a pattern's too: said once.
+			l.told[line] = true
+			news = append(news, LeftOut{Line: line, Files: n})
+		}
+	}
+	return news
 }
 
 // artefactRepo is the repository as one that leaves artefacts out of
@@ -61,37 +102,45 @@ func (r *runner) watchGates(ctx context.Context, gates func()) {
 		gates()
 		return
 	}
-	r.left.made = appendMade(ctx, a, r.left.made, gates)
+	r.left.add(madeBy(ctx, a, gates))
 }
 
-// appendMade runs gates and appends to made the untracked entries that
-// were not there before; a tree it cannot list adds nothing.
-func appendMade(ctx context.Context, tree ArtefactRepo, made []string, gates func()) []string {
+// madeBy runs gates and returns the untracked entries that were not
+// there before; a tree it cannot list says none.
+func madeBy(ctx context.Context, tree ArtefactRepo, gates func()) []string {
 	before, err := tree.Untracked(ctx)
 	gates()
 	if err != nil {
-		return made
+		return nil
 	}
 	after, err := tree.Untracked(ctx)
 	if err != nil {
-		return made
+		return nil
 	}
+	var made []string
 	for _, p := range after {
-		if !slices.Contains(before, p) && !slices.Contains(made, p) {
+		if !slices.Contains(before, p) {
 			made = append(made, p)
 		}
 	}
 	return made
 }
 
-// commitRepo commits the iteration's changes, the untracked artefacts
-// left out when the repository can, and says once which it left out.
+// commitRepo commits the iteration's changes to the run's repository
+// (commitIn).
 func (r *runner) commitRepo(ctx context.Context, msg string) (string, error) {
-	a, ok := r.artefactRepo()
-	if !ok || (len(r.opts.Artefacts) == 0 && len(r.left.made) == 0) {
-		return r.deps.Repo.Commit(ctx, msg)
+	return r.commitIn(ctx, r.deps.Repo, msg)
+}
+
+// commitIn commits repo's changes, the untracked artefacts left out when
+// it can, and says once which it left out.
+func (r *runner) commitIn(ctx context.Context, repo Repo, msg string) (string, error) {
+	a, ok := repo.(ArtefactRepo)
+	made := r.left.paths()
+	if !ok || !r.opts.Commit || (len(r.opts.Artefacts) == 0 && len(made) == 0) {
+		return repo.Commit(ctx, msg)
 	}
-	hash, left, err := a.CommitLeaving(ctx, msg, r.opts.Artefacts, r.left.made)
+	hash, left, err := a.CommitLeaving(ctx, msg, r.opts.Artefacts, made)
 	if err != nil && hash != "" {
 		// The commit is made; only the account of what it left out is
 		// missing.
@@ -99,30 +148,20 @@ func (r *runner) commitRepo(ctx context.Context, msg string) (string, error) {
 		return hash, nil
 	}
 	if err == nil {
-		r.tellLeftOut(left)
+		r.tellLeftOut(slices.Concat(r.opts.Artefacts, made), left)
 	}
 	return hash, err
 }
 
 // tellLeftOut says, once a run for each line, what the commits left
-// out and the .gitignore lines that would ignore it.
-func (r *runner) tellLeftOut(left map[string]int) {
-	var news []LeftOut
-	for _, line := range slices.Concat(r.opts.Artefacts, r.left.made) {
-		// A gate's __pycache__/ at the top is a pattern's too: one line.
-		if n := left[line]; n > 0 && !r.left.told[line] && !slices.ContainsFunc(news, func(l LeftOut) bool { return l.Line == line }) {
-			news = append(news, LeftOut{Line: line, Files: n})
-		}
-	}
+// out and the .gitignore lines (among lines) that would ignore it.
+func (r *runner) tellLeftOut(lines []string, left map[string]int) {
+	news := r.left.untold(lines, left)
 	if len(news) == 0 {
 		return
 	}
-	if r.left.told == nil {
-		r.left.told = map[string]bool{}
-	}
 	names := make([]string, len(news))
 	for i, l := range news {
-		r.left.told[l.Line] = true
 		names[i] = fmt.Sprintf("%s (%s)", l.Line, words.Count(l.Files, "file"))
 	}
 	r.emit(Event{Kind: EventLeftOut, Iteration: r.st.Iteration, LeftOut: news,

@@ -142,7 +142,7 @@ func (r *runner) baseline(ctx context.Context) error {
 	if b := r.opts.Baseline; b != nil {
 		failed = b.Advisory
 		if _, ok := r.artefactRepo(); ok {
-			r.left.made = append(r.left.made, b.Made...)
+			r.left.add(b.Made)
 		}
 	} else {
 		var base *Baseline
@@ -197,7 +197,7 @@ func CheckBaseline(ctx context.Context, g CommandGate, allowFailing bool, tree R
 		check()
 		return b, err
 	}
-	made := appendMade(ctx, a, nil, check)
+	made := madeBy(ctx, a, check)
 	if err != nil {
 		return nil, err
 	}

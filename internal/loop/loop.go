@@ -220,8 +220,9 @@ type runner struct {
 	// once (resources.go).
 	transcriptLeft atomic.Int64
 	transcriptOnce sync.Once
-	// left is what the commits leave out (artefacts.go).
-	left leftOut
+	// left is what the commits leave out (artefacts.go), shared with
+	// the --parallel workers.
+	left *leftOut
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -265,7 +266,7 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 			return rand.N(max)
 		}
 	}
-	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{},
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}, left: &leftOut{},
 		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
 }
 
