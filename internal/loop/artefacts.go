@@ -65,23 +65,48 @@ func (l *leftOut) add(made []string) {
 	}
 }
 
-// untold are the lines of left (in the order of lines) not said yet,
-// now marked said.
-func (l *leftOut) untold(lines []string, left map[string]int) []LeftOut {
+// untold are the entries of left not said yet, patterns' first, each
+// as its .gitignore line, now marked said.
+func (l *leftOut) untold(patterns, made []string, left map[string]int) []LeftOut {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var news []LeftOut
-	for _, line := range lines {
-		if n := left[line]; n > 0 && !l.told[line] {
+	for i, key := range slices.Concat(patterns, made) {
+		if n := left[key]; n > 0 && !l.told[key] {
 			if l.told == nil {
 				l.told = map[string]bool{}
 			}
 			// A gate's __pycache__/ at the top is a pattern's too: said once.
-			l.told[line] = true
+			l.told[key] = true
+			line := key
+			if i >= len(patterns) {
+				line = ignoreLine(key)
+			}
 			news = append(news, LeftOut{Line: line, Files: n})
 		}
 	}
 	return news
+}
+
+// ignoreLine is the .gitignore line that ignores the file or directory
+// (ending in "/") at path, relative to the top of the tree: the
+// characters git reads as a pattern's are escaped, and a leading # or !,
+// so that it names no other file (a name at the top, as is usual for
+// .gitignore, also names that name deeper down).
+func ignoreLine(path string) string {
+	var b strings.Builder
+	for i, c := range path {
+		if strings.ContainsRune(`*?[\`, c) || i == 0 && (c == '#' || c == '!') {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	line := b.String()
+	if strings.HasSuffix(line, " ") {
+		// git drops trailing spaces unless escaped.
+		line = strings.TrimSuffix(line, " ") + "\\ "
+	}
+	return line
 }
 
 // artefactRepo is the repository as one that leaves artefacts out of
@@ -148,15 +173,16 @@ func (r *runner) commitIn(ctx context.Context, repo Repo, msg string) (string, e
 		return hash, nil
 	}
 	if err == nil {
-		r.tellLeftOut(slices.Concat(r.opts.Artefacts, made), left)
+		r.tellLeftOut(made, left)
 	}
 	return hash, err
 }
 
 // tellLeftOut says, once a run for each line, what the commits left
-// out and the .gitignore lines (among lines) that would ignore it.
-func (r *runner) tellLeftOut(lines []string, left map[string]int) {
-	news := r.left.untold(lines, left)
+// out and the .gitignore lines that would ignore it: the artefacts'
+// patterns, and the paths the gates made.
+func (r *runner) tellLeftOut(made []string, left map[string]int) {
+	news := r.left.untold(r.opts.Artefacts, made, left)
 	if len(news) == 0 {
 		return
 	}

@@ -105,3 +105,20 @@ func TestCommitsWithoutArtefactsCommitAsBefore(t *testing.T) {
 		t.Errorf("CommitLeaving asked %v, commits %v; want a plain commit", repo.asked, repo.commits)
 	}
 }
+
+func TestIgnoreLine(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]string{
+		"coverage.xml":    "coverage.xml",
+		"htmlcov/":        "htmlcov/",
+		"out/[1].txt":     `out/\[1].txt`,
+		"#notes":          `\#notes`,
+		"!important":      `\!important`,
+		"a*b?.log":        `a\*b\?.log`,
+		"trailing space ": `trailing space\ `,
+	} {
+		if got := ignoreLine(path); got != want {
+			t.Errorf("ignoreLine(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
