@@ -102,9 +102,9 @@ func ignoreLine(path string) string {
 		b.WriteRune(c)
 	}
 	line := b.String()
-	if strings.HasSuffix(line, " ") {
+	if rest, ok := strings.CutSuffix(line, " "); ok {
 		// git drops trailing spaces unless escaped.
-		line = strings.TrimSuffix(line, " ") + "\\ "
+		line = rest + "\\ "
 	}
 	return line
 }
