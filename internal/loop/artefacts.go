@@ -21,8 +21,8 @@ type ArtefactRepo interface {
 	Untracked(ctx context.Context) ([]string, error)
 	// CommitLeaving is Commit but for the untracked files matching
 	// patterns (.gitignore lines) or at paths (Untracked's entries):
-	// left counts those it left out by the .gitignore line that would
-	// ignore them.
+	// left counts those it left out by the pattern, else the path, that
+	// matched them.
 	CommitLeaving(ctx context.Context, message string, patterns, paths []string) (hash string, left map[string]int, err error)
 }
 

@@ -36,8 +36,8 @@ func (g *Git) Untracked(ctx context.Context) ([]string, error) {
 // to the top, a directory's ending in "/"): those are left out,
 // whoever made them. A tracked file is committed wherever it is (a
 // project that commits its target/ keeps doing so). left counts the
-// files left out by the .gitignore line that would ignore them: the
-// pattern, or the path.
+// files left out by the first pattern that matched them, else their
+// path.
 func (g *Git) CommitLeaving(ctx context.Context, message string, patterns, paths []string) (hash string, left map[string]int, err error) {
 	if len(patterns) == 0 && len(paths) == 0 {
 		hash, err = g.Commit(ctx, message)
