@@ -34,10 +34,11 @@ func (g *Git) Untracked(ctx context.Context) ([]string, error) {
 // patterns (.gitignore lines naming a file or a directory at any depth:
 // "*.pyc", "__pycache__/") or are, or are under, one of paths (relative
 // to the top, a directory's ending in "/"): those are left out,
-// whoever made them. A tracked file is committed wherever it is (a
-// project that commits its target/ keeps doing so). left counts the
-// files left out by the first pattern that matched them, else their
-// path.
+// whoever made them. A tracked file is committed wherever it is, and a
+// pattern that matches one is the project's to commit: a project that
+// commits its target/ keeps doing so, new files in it included. left
+// counts the files left out by the first pattern that matched them,
+// else their path.
 func (g *Git) CommitLeaving(ctx context.Context, message string, patterns, paths []string) (hash string, left map[string]int, err error) {
 	if len(patterns) == 0 && len(paths) == 0 {
 		hash, err = g.Commit(ctx, message)
@@ -46,21 +47,22 @@ func (g *Git) CommitLeaving(ctx context.Context, message string, patterns, paths
 	if err := g.refuseLinks(); err != nil {
 		return "", nil, err
 	}
+	patterns, left, err = g.leaving(ctx, patterns, paths)
+	if err != nil {
+		return "", nil, err
+	}
 	// Tracked files first, all of them (git add -u stages changes and
 	// deletions, nothing new); then what is new, but for what is left
 	// out: an exclude pathspec would leave out a tracked file's change too.
 	if err := g.addTracked(ctx); err != nil {
 		return "", nil, err
 	}
-	var exclude, match []string
+	var exclude []string
 	for _, p := range patterns {
 		exclude = append(exclude, ":(top,exclude,glob)"+artefactGlob(p))
-		match = append(match, ":(top,glob)"+artefactGlob(p))
 	}
 	for _, p := range paths {
-		p = strings.TrimSuffix(p, "/")
-		exclude = append(exclude, ":(top,exclude,literal)"+p)
-		match = append(match, ":(top,literal)"+p)
+		exclude = append(exclude, ":(top,exclude,literal)"+strings.TrimSuffix(p, "/"))
 	}
 	if _, err := g.addAll(ctx, g.Hooks, nil, exclude...); err != nil {
 		return "", nil, err
@@ -68,19 +70,56 @@ func (g *Git) CommitLeaving(ctx context.Context, message string, patterns, paths
 	if hash, err = g.commitStaged(ctx, message); err != nil {
 		return "", nil, err
 	}
-	out, err := g.run(ctx, nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--"}, match...)...)
-	if err != nil {
-		return hash, nil, err
+	return hash, left, nil
+}
+
+// leaving reads, in one git ls-files, the tracked and untracked files
+// patterns and paths match: it returns the patterns that match no
+// tracked file, and counts the untracked files they and paths leave out
+// (staging adds none of them: the count holds for the commit).
+func (g *Git) leaving(ctx context.Context, patterns, paths []string) (kept []string, left map[string]int, err error) {
+	args := []string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t", "--full-name", "--"}
+	for _, p := range patterns {
+		args = append(args, ":(top,glob)"+artefactGlob(p))
 	}
-	for _, f := range splitNul(out) {
-		if line := leftBy(f, patterns, paths); line != "" {
+	for _, p := range paths {
+		args = append(args, ":(top,literal)"+strings.TrimSuffix(p, "/"))
+	}
+	out, err := g.run(ctx, nil, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	// "? PATH" is untracked; any other tag ("H PATH", ...) tracked.
+	var untracked []string
+	tracked := map[string]bool{}
+	for _, rec := range splitNul(out) {
+		tag, f, ok := strings.Cut(rec, " ")
+		switch {
+		case !ok:
+		case tag == "?":
+			untracked = append(untracked, f)
+		default:
+			for _, p := range patterns {
+				if matchArtefact(p, f) {
+					tracked[p] = true
+				}
+			}
+		}
+	}
+	for _, p := range patterns {
+		if !tracked[p] {
+			kept = append(kept, p)
+		}
+	}
+	for _, f := range untracked {
+		if line := leftBy(f, kept, paths); line != "" {
 			if left == nil {
 				left = map[string]int{}
 			}
 			left[line]++
 		}
 	}
-	return hash, left, nil
+	return kept, left, nil
 }
 
 // addTracked stages every change to a tracked file (git add -u), in the
