@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -297,6 +298,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	// What the found toolchains leave in the tree stays out of commits.
+	lopts.Artefacts = gate.Artefacts(dir, slices.Concat(cfg.Gates.Commands, validation))
 	gv := runGates{configured: cfg.Gates.Commands, validation: validation, validationNote: validationNote,
 		reviewed: reviewsTasks(cfg, validation)}
 	if len(cfg.Gates.Commands) == 0 {
@@ -360,7 +363,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if projectGates != nil && !pre.leftover && plan.Plan().Open() > 0 && pre.treeIsStart(ctx) {
 		// The gates' baseline is the last precondition: one that fails
 		// leaves no branch and no run behind, and is said once.
-		if lopts.Baseline, err = loop.CheckBaseline(ctx, *projectGates, cfg.AllowFailingGates); err != nil {
+		if lopts.Baseline, err = loop.CheckBaseline(ctx, *projectGates, cfg.AllowFailingGates, pre.repoDep()); err != nil {
 			return err
 		}
 	}

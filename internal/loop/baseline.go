@@ -141,8 +141,15 @@ func (r *runner) baseline(ctx context.Context) error {
 	var failed []string
 	if b := r.opts.Baseline; b != nil {
 		failed = b.Advisory
+		if _, ok := r.artefactRepo(); ok {
+			r.left.add(b.Made)
+		}
 	} else {
-		base, err := checkBaseline(ctx, g.run, g.gates.ProjectCommands(), r.opts.AllowFailingGates)
+		var base *Baseline
+		var err error
+		r.watchGates(ctx, func() {
+			base, err = checkBaseline(ctx, g.run, g.gates.ProjectCommands(), r.opts.AllowFailingGates)
+		})
 		if err != nil {
 			return err
 		}
@@ -162,6 +169,9 @@ func (r *runner) baseline(ctx context.Context) error {
 // commands that failed there, advisory for the run.
 type Baseline struct {
 	Advisory []string
+	// Made are the untracked files the gates made (ArtefactRepo's
+	// Untracked entries), which the run's commits leave out.
+	Made []string
 }
 
 // commandRunner runs one gate command; reused says its result is an
@@ -171,13 +181,28 @@ type commandRunner func(ctx context.Context, command string) (res GateResult, re
 // CheckBaseline runs the project's gates on the starting tree before
 // anything of the run has changed (the caller's branch, its state): a
 // gate that fails is a BaselineError, or, with allowFailing, one of the
-// returned advisory commands. An interrupt is ErrInterrupted.
-func CheckBaseline(ctx context.Context, g CommandGate, allowFailing bool) (*Baseline, error) {
+// returned advisory commands. An interrupt is ErrInterrupted. tree, when
+// it can list untracked files, is the working tree the gates run in:
+// what they make there is recorded in Made.
+func CheckBaseline(ctx context.Context, g CommandGate, allowFailing bool, tree Repo) (*Baseline, error) {
 	run := func(ctx context.Context, c string) (GateResult, bool, error) {
 		res, err := g.RunCommand(ctx, c)
 		return res, false, err
 	}
-	return checkBaseline(ctx, run, g.ProjectCommands(), allowFailing)
+	var b *Baseline
+	var err error
+	check := func() { b, err = checkBaseline(ctx, run, g.ProjectCommands(), allowFailing) }
+	a, ok := tree.(ArtefactRepo)
+	if !ok {
+		check()
+		return b, err
+	}
+	made := madeBy(ctx, a, check)
+	if err != nil {
+		return nil, err
+	}
+	b.Made = made
+	return b, nil
 }
 
 func checkBaseline(ctx context.Context, run commandRunner, commands []string, allowFailing bool) (*Baseline, error) {

@@ -157,7 +157,7 @@ func (r *runner) commit(ctx context.Context, t task.Task, doneIDs []string) (has
 	} else {
 		msg = withTrailers(msg, r.trailers)
 	}
-	hash, err = r.deps.Repo.Commit(ctx, msg)
+	hash, err = r.commitRepo(ctx, msg)
 	if err != nil {
 		if len(doneIDs) == 0 {
 			r.warn("commit failed; the changes stay uncommitted for the next commit: %v", err)

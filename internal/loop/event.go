@@ -29,6 +29,9 @@ const (
 	// EventWorker: a --worker claimed a task, landed its result, lost or
 	// gave back a claim, or waits for other workers (Message says which).
 	EventWorker EventKind = "worker"
+	// EventLeftOut: a commit left untracked artefacts out (LeftOut holds
+	// the .gitignore lines that would ignore them, each said once a run).
+	EventLeftOut EventKind = "left_out"
 )
 
 // TaskRef names a task in events.
@@ -70,6 +73,8 @@ type Event struct {
 	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
 	// Quota is the latest state of each usage window, for EventQuota.
 	Quota map[string]state.QuotaWindow `json:"quota,omitempty"`
+	// LeftOut is what the commits left out, for EventLeftOut.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 	// Schema is EventSchema where events leave the process (--json, the
 	// control channel, ralph serve's API); 0 inside it.
 	Schema int `json:"schema,omitempty"`

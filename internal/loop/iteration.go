@@ -410,7 +410,10 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 	if r.deps.Gate == nil {
 		return *c, true
 	}
-	ok, output, err := r.deps.Gate.Check(ctx, t)
+	var ok bool
+	var output string
+	var err error
+	r.watchGates(ctx, func() { ok, output, err = r.deps.Gate.Check(ctx, t) })
 	c.ev.gates = gateRuns(r.deps.Gate)
 	if err == nil && ok {
 		return *c, true

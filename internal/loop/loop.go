@@ -80,7 +80,12 @@ type Options struct {
 	// it no more, and makes its failed commands advisory.
 	Baseline *Baseline
 	// Commit turns on a commit per accepted task.
-	Commit         bool
+	Commit bool
+	// Artefacts are the .gitignore lines of what the project's
+	// toolchains leave in its tree (gate.Artefacts): untracked files they
+	// match are left out of the commits, as are those the gates made
+	// (artefacts.go).
+	Artefacts      []string
 	CommitTemplate string
 	// StuckThreshold is the number of consecutive iterations without
 	// progress, or with the same error, that stops the run.
@@ -215,6 +220,9 @@ type runner struct {
 	// once (resources.go).
 	transcriptLeft atomic.Int64
 	transcriptOnce sync.Once
+	// left is what the commits leave out (artefacts.go), shared with
+	// the --parallel workers.
+	left *leftOut
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -258,7 +266,7 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 			return rand.N(max)
 		}
 	}
-	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{},
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}, left: &leftOut{},
 		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
 }
 

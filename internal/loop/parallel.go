@@ -418,6 +418,7 @@ func (p *parallelRun) worker(slot, n int, tr *worktree) (*runner, *mergeGate, er
 		w.attempts[id] = slices.Clone(notes)
 	}
 	w.gates = r.gates
+	w.left = r.left
 	w.autoReview = r.autoReview
 	tree, _ := tr.repo.(TreeID)
 	gate.gate = w.checkedGate(gate.gate, tree)
@@ -541,7 +542,7 @@ func (p *parallelRun) merge(ctx context.Context, g *mergeGate, t task.Task) (ok 
 		return false, "", err
 	}
 	msg = withTrailers(msg, g.w.trailers)
-	if _, err := g.tr.repo.Commit(ctx, msg); err != nil {
+	if _, err := g.w.commitIn(ctx, g.tr.repo, msg); err != nil {
 		return false, fmt.Sprintf("the commit on %s failed: %v", g.tr.branch, err), nil
 	}
 	conflicts, err := p.par.Worktrees.Merge(ctx, g.tr.branch)
@@ -563,7 +564,7 @@ func (p *parallelRun) merge(ctx context.Context, g *mergeGate, t task.Task) (ok 
 		return false, "", fmt.Errorf("marking %s done after merging it: %w", t.ID, err)
 	}
 	g.merged = true
-	if g.hash, err = r.deps.Repo.Commit(ctx, msg); err != nil {
+	if g.hash, err = r.commitRepo(ctx, msg); err != nil {
 		g.w.warn("commit failed; the task's state is kept and its changes stay uncommitted for the next commit: %v", err)
 	}
 	return true, "merged " + g.tr.branch + " into the run branch", nil
@@ -622,6 +623,27 @@ func (w *worktreeRepo) Commit(ctx context.Context, message string) (string, erro
 		return w.gate.hash, nil
 	}
 	return w.Repo.Commit(ctx, message)
+}
+
+// Untracked makes the worktree's gates watched as the main tree's are
+// (ArtefactRepo): their files are left out of the task's commit.
+func (w *worktreeRepo) Untracked(ctx context.Context) ([]string, error) {
+	a, ok := w.Repo.(ArtefactRepo)
+	if !ok {
+		return nil, errors.New("the worktree cannot list its untracked files")
+	}
+	return a.Untracked(ctx)
+}
+
+// CommitLeaving is Commit, what it leaves out being the merge's (merge
+// commits the worktree through the runner's commitIn).
+func (w *worktreeRepo) CommitLeaving(ctx context.Context, message string, patterns, paths []string) (string, map[string]int, error) {
+	a, ok := w.Repo.(ArtefactRepo)
+	if w.gate.merged || !ok {
+		hash, err := w.Commit(ctx, message)
+		return hash, nil, err
+	}
+	return a.CommitLeaving(ctx, message, patterns, paths)
 }
 
 // worktreePlan is a worker's Plan: the run's plan, as seen from the

@@ -153,7 +153,7 @@ func (r *runner) commitAccepted(ctx context.Context, ids []string) (hash string,
 	if err != nil {
 		return "", false, err
 	}
-	hash, err = r.deps.Repo.Commit(ctx, msg)
+	hash, err = r.commitRepo(ctx, msg)
 	return hash, hash != "", err
 }
 

@@ -103,6 +103,12 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "↷ skipped"), e.Task.ID, e.Message)
 	case loop.EventWorker:
 		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
+	case loop.EventLeftOut:
+		// The lines as the user pastes them into .gitignore.
+		fmt.Fprintf(p.w, "  %s %s\n", p.color(ansiYellow, "⊘"), e.Message)
+		for _, l := range e.LeftOut {
+			fmt.Fprintf(p.w, "    %s\n", l.Line)
+		}
 	case loop.EventRunEnded:
 		t := e.Totals
 		fmt.Fprintf(p.w, "%s %s · %d/%d tasks done · %s · %s tokens · %s\n",

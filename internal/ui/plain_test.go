@@ -41,3 +41,18 @@ func TestPlainIterationEnded(t *testing.T) {
 		t.Errorf("got %q, want it to say 1 file", out.String())
 	}
 }
+
+// TestPlainLeftOut: what the commits left out, then the .gitignore lines
+// as the user pastes them, one a line.
+func TestPlainLeftOut(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventLeftOut,
+		Message: "left out of commits: __pycache__/ (3 files), coverage.xml (1 file) — add to .gitignore:",
+		LeftOut: []loop.LeftOut{{Line: "__pycache__/", Files: 3}, {Line: "coverage.xml", Files: 1}}})
+	want := "  ⊘ left out of commits: __pycache__/ (3 files), coverage.xml (1 file) — add to .gitignore:\n" +
+		"    __pycache__/\n    coverage.xml\n"
+	if out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}

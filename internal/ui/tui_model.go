@@ -467,6 +467,12 @@ func (m *model) apply(e loop.Event) {
 	case loop.EventWorker:
 		// --worker writes lines, never the TUI; shown if one comes.
 		m.add(actInfo, e.Message)
+	case loop.EventLeftOut:
+		lines := make([]string, len(e.LeftOut))
+		for i, l := range e.LeftOut {
+			lines[i] = l.Line
+		}
+		m.add(actWarning, "⊘ "+e.Message+" "+strings.Join(lines, " "))
 	}
 }
 

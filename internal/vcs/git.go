@@ -399,6 +399,12 @@ func (g *Git) Commit(ctx context.Context, message string) (string, error) {
 	if _, err := g.addAll(ctx, g.Hooks, nil); err != nil {
 		return "", err
 	}
+	return g.commitStaged(ctx, message)
+}
+
+// commitStaged commits what the index holds (git commit, hooks and all);
+// "" when it holds nothing to commit.
+func (g *Git) commitStaged(ctx context.Context, message string) (string, error) {
 	args := []string{"-c", "core.abbrev=40", "commit", "-m", message}
 	if g.commits.Add(1)%maintenanceEvery != 1 {
 		args = append([]string{"-c", "maintenance.auto=false"}, args...)

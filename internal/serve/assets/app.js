@@ -160,6 +160,9 @@
       case "question": addLine(c, "outcome", "? " + (e.task ? e.task.id + ": " : "") + e.message); break;
       case "answered": addLine(c, "outcome", "✎ answered: " + e.message); break;
       case "waiting": addLine(c, "", "◔ " + (e.message || "waiting")); break;
+      case "left_out":
+        addLine(c, "", "⊘ " + e.message + " " + (e.left_out || []).map((l) => l.line).join(" "));
+        break;
       case "warning": case "review": case "paused": case "resumed": case "task_skipped": case "task_failed":
         addLine(c, e.event === "warning" || e.event === "task_failed" ? "err" : "", e.event + (e.message ? ": " + e.message : ""));
         break;
