@@ -37,7 +37,7 @@ var readmeNotTyped = map[string]string{
 // readmeTyped are the commands the test types and checks (typeCommand),
 // by verb: the README must show each, and shows no other but those of
 // readmeNotTyped.
-var readmeTyped = []string{"init", "doctor", "trust", "run --dry-run", "run", "status", "history", "logs"}
+var readmeTyped = []string{"init", "doctor", "trust", "run --dry-run", "run", "status", "history", "report", "logs"}
 
 // readmeCommand is one command the README shows: a line of a sh block, or
 // a `ralph …` span of its prose.
@@ -394,6 +394,19 @@ func (p *project) typeCommand(t *testing.T, term *terminal, c readmeCommand, com
 			if strings.Contains(c.text, "--by-task") && !strings.Contains(row, "gates 1/1 ok") {
 				t.Errorf("history --by-task does not say what checked US-00%d (gates 1/1 ok)", i)
 			}
+		}
+	case "report":
+		// The receipt: a row per task, verified, with its cost; then the
+		// cost per verified task (every task here passed its gate).
+		for i := 1; i <= readmeTasks; i++ {
+			row := regexp.MustCompile(fmt.Sprintf(`(?m)^US-00%d .*$`, i)).FindString(r.stdout)
+			if !strings.Contains(row, " yes ") || !strings.Contains(row, "task_done") || !strings.Contains(row, "$") {
+				t.Errorf("report has no verified task_done row with a cost for US-00%d: %q", i, row)
+			}
+		}
+		want := fmt.Sprintf("%d tasks, %d verified", readmeTasks, readmeTasks)
+		if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "per verified task") {
+			t.Errorf("report does not say %q and the cost per verified task:\n%s", want, r.stdout)
 		}
 	case "logs":
 		// Iteration N's agent output, readable.
