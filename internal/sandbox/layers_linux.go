@@ -45,13 +45,9 @@ func LayersMain(args []string, errOut io.Writer) int {
 		case "--keep":
 			keep = args[1]
 		case "--over":
-			if keep != "" {
-				err = keptOverlay(args[1], keep)
-			} else {
-				err = overlay(args[1], false)
-			}
+			err = overlay(args[1], false, keep)
 		case "--empty":
-			err = overlay(args[1], true)
+			err = overlay(args[1], true, "")
 		case "--store":
 			if fi, lerr := os.Lstat(args[1]); lerr == nil && !fi.IsDir() {
 				err = fmt.Errorf("%s is a link or a file: ralph runs no gate over a store that replays results (a test cache) unless it is a directory it can give the gate empty; remove it", args[1])
@@ -70,10 +66,15 @@ func LayersMain(args []string, errOut io.Writer) int {
 	return fail(unix.Exec(args[1], args[1:], os.Environ()))
 }
 
-// overlay mounts a tmpfs over dir, with dir's mode, and over it an
-// overlay of what dir held and a layer in the tmpfs; only the tmpfs when
-// empty is set.
-func overlay(dir string, empty bool) error {
+// overlay mounts over dir an overlay of what dir held and a writable
+// upper layer. Without keep, the upper layer is in a tmpfs mounted over
+// dir first, with dir's mode (only the tmpfs when empty is set): it goes
+// with the namespace. With keep, it is on disk in keep (keptDir): what is
+// written there outlives the namespace, for the next start given the
+// same keep; the namespace's root is the user outside, so the files are
+// the user's, and userxattr keeps overlayfs's own marks (opaque
+// directories) in the user.* attributes such a root may set.
+func overlay(dir string, empty bool, keep string) error {
 	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -84,20 +85,22 @@ func overlay(dir string, empty bool) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	mode := st.Mode & 0o7777
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", mode)); err != nil {
+	base, extra := dir, ""
+	if keep != "" {
+		base, extra = keptDir(keep, dir), ",userxattr"
+	} else if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", mode)); err != nil {
 		return fmt.Errorf("a tmpfs over %s: %w", dir, err)
 	}
 	if empty {
 		return nil
 	}
-	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
-	if err := unix.Mkdir(upper, mode); err != nil {
-		return err
+	upper, work := filepath.Join(base, "upper"), filepath.Join(base, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
 	}
-	if err := unix.Mkdir(work, 0o700); err != nil {
-		return err
-	}
-	// The tmpfs's umask took bits off.
+	// The layer's root has dir's mode (the umask took bits off).
 	if err := unix.Chmod(upper, mode); err != nil {
 		return err
 	}
@@ -110,49 +113,9 @@ func overlay(dir string, empty bool) error {
 		}
 		defer unix.Close(fds[i])
 	}
-	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d", lower, fds[0], fds[1])
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d%s", lower, fds[0], fds[1], extra)
 	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("an overlay over %s: %w", dir, err)
-	}
-	return nil
-}
-
-// keptOverlay mounts over dir an overlay of what dir holds and an upper
-// layer on disk, in keep (keptDir): what is written there outlives the
-// namespace, for the next start that is given the same keep. The
-// namespace's root is the user outside, so the files are the user's;
-// userxattr keeps overlayfs's own marks (opaque directories) in the
-// user.* attributes such a root may set.
-func keptOverlay(dir, keep string) error {
-	lower, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	defer unix.Close(lower)
-	var st unix.Stat_t
-	if err := unix.Fstat(lower, &st); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	base := keptDir(keep, dir)
-	upper, work := filepath.Join(base, "upper"), filepath.Join(base, "work")
-	for _, d := range []string{upper, work} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	if err := os.Chmod(upper, os.FileMode(st.Mode&0o777)); err != nil {
-		return err
-	}
-	var fds [2]int
-	for i, d := range []string{upper, work} {
-		if fds[i], err = unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-			return err
-		}
-		defer unix.Close(fds[i])
-	}
-	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", lower, fds[0], fds[1])
-	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("an overlay over %s kept in %s: %w", dir, base, err)
+		return fmt.Errorf("an overlay over %s (upper layer in %s): %w", dir, base, err)
 	}
 	return nil
 }
