@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/receipt"
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -139,10 +140,10 @@ func taskIDs(f *Factory, cmd *cobra.Command, plan string) ([]string, cobra.Shell
 			plan = cfg.Tasks
 		}
 	}
-	if isTrackerPlan(plan) {
+	if session.IsTrackerPlan(plan) {
 		return nil, cobra.ShellCompDirectiveNoFileComp // no network for a completion
 	}
-	file, err := openPlan(dir, plan)
+	file, err := session.OpenPlan(dir, plan)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

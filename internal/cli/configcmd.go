@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/session"
+	"github.com/ralph-loop/ralph/internal/words"
 )
 
 type configOptions struct {
@@ -59,7 +61,7 @@ func runConfigCmd(opts *configOptions) error {
 		lo.ProjectFile, lo.ProjectFileRequired = opts.f.ConfigFile, true
 	}
 	_, err = opts.f.Config(dir)
-	_, untrusted := isUntrusted(err)
+	_, untrusted := session.IsUntrusted(err)
 	settings, err := config.Explain(lo, untrusted)
 	if err != nil {
 		return err
@@ -81,7 +83,7 @@ func runConfigCmd(opts *configOptions) error {
 		return enc.Encode(shown)
 	}
 	if untrusted {
-		fmt.Fprintf(w, "# %s is not trusted: a run refuses it until you run ralph trust\n", displayPath(lo.ProjectFile))
+		fmt.Fprintf(w, "# %s is not trusted: a run refuses it until you run ralph trust\n", words.Path(lo.ProjectFile))
 	}
 	if len(shown) == 0 {
 		_, err := fmt.Fprintln(w, "# every key has its default: ralph config --all lists them")
@@ -118,5 +120,5 @@ func displaySource(source string) string {
 	if !ok || !filepath.IsAbs(file) {
 		return source
 	}
-	return displayPath(file) + ":" + line
+	return words.Path(file) + ":" + line
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/words"
 )
@@ -62,7 +63,7 @@ func runConvert(opts *convertOptions) error {
 	if err != nil {
 		return err
 	}
-	in, out := inDir(dir, opts.In), inDir(dir, opts.Out)
+	in, out := session.InDir(dir, opts.In), session.InDir(dir, opts.Out)
 	formatName := opts.Format
 	if formatName != "" {
 		if formatName, err = task.FormatName(formatName); err != nil {
@@ -140,15 +141,6 @@ func lostFields(p *task.Plan, formatName string) []string {
 		lost = append(lost, "the branch name")
 	}
 	return lost
-}
-
-// inDir resolves a path given on the command line against the project
-// directory (-C).
-func inDir(dir, path string) string {
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(dir, path)
 }
 
 // same reports whether two paths name the same file.

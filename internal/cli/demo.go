@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/demo"
 	"github.com/ralph-loop/ralph/internal/loop"
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -87,23 +87,12 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	steer := loop.NewSteering()
-	render, err := newRenderer(opts.f, opts.NoTUI, opts.JSON, runView{
-		dir: dir, plan: plan.Plan(), agent: "demo", model: "simulated", stop: stop, steer: steer,
-		newDecoder: demoDecoder,
-	})
-	if err != nil {
-		return err
-	}
-	err = demo.Run(ctx, dir, demo.Options{Speed: opts.Speed, Emit: render.Handle, Control: steer, Environ: opts.f.Environ()})
-	render.Close(err)
+	err = session.Demo(ctx, opts.f.Host, dir, plan.Plan(), session.DemoOptions{Speed: opts.Speed, NoTUI: opts.NoTUI, JSON: opts.JSON})
 	switch {
 	case opts.JSON:
 	case keep:
 		fmt.Fprintf(w, "\nThe demo project is in %s. Look around:\n  cd %s\n  git log --oneline\n  ralph history\n  ralph logs 2\n",
-			dir, shellQuote(dir))
+			dir, session.ShellQuote(dir))
 	default:
 		fmt.Fprintln(w, "\nThe demo project is removed; ralph demo --keep keeps it to look around.")
 	}
@@ -124,7 +113,3 @@ func demoDir(dir string) (string, error) {
 	}
 	return abs, nil
 }
-
-// demoDecoder reads the simulated agent's output: Claude Code's
-// stream-json, through the real decoder.
-func demoDecoder() agent.Decoder { return decoderFor("demo", nil, []byte("{")) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/scaffold"
 	"github.com/ralph-loop/ralph/internal/state"
 )
 
@@ -339,8 +340,8 @@ func TestDocsTOMLParses(t *testing.T) {
 func TestPrintedConfigLinesParse(t *testing.T) {
 	t.Parallel()
 	for _, line := range []string{
-		gatesSnippet([]string{"go vet ./...", `go test -run "Test.*" ./...`}),
-		gatesSnippet(nil),
+		scaffold.GatesSnippet([]string{"go vet ./...", `go test -run "Test.*" ./...`}),
+		scaffold.GatesSnippet(nil),
 	} {
 		var v map[string]any
 		if err := toml.Unmarshal([]byte(line), &v); err != nil {

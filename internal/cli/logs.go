@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/ui"
 )
@@ -102,7 +103,7 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 	out := redact.NewWriter(opts.f.IO.Out)
 	defer func() { _ = out.Flush() }()
 	v := &logView{dir: dir, store: store, w: out,
-		color: opts.f.IO.TTY && getenv(opts.f.Environ(), "NO_COLOR") == ""}
+		color: opts.f.IO.TTY && session.Getenv(opts.f.Environ(), "NO_COLOR") == ""}
 	if cfg, err := opts.f.ConfigUnapproved(dir); err == nil {
 		// Only the command agent's output dialect is read from it; a broken
 		// config must not hide the logs.
@@ -125,7 +126,7 @@ func runLogs(ctx context.Context, opts *logsOptions) error {
 			return fmt.Errorf("run %s has no iteration yet", v.runID)
 		}
 	}
-	path := transcriptPath(dir, v.runID, v.iteration)
+	path := session.TranscriptPath(dir, v.runID, v.iteration)
 	if _, err := os.Stat(path); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -297,7 +298,7 @@ func (v *logView) verdict(rec state.Record, found bool, res agent.Result) error 
 // run ends or ctx is done.
 func (v *logView) follow(ctx context.Context, poll time.Duration, recs []state.Record, st state.State) error {
 	for {
-		path := transcriptPath(v.dir, v.runID, v.iteration)
+		path := session.TranscriptPath(v.dir, v.runID, v.iteration)
 		rec, found := record(recs, v.runID, v.iteration)
 		fmt.Fprintln(v.w, v.header(rec, found, st))
 		next, err := v.followOne(ctx, poll, path, rec, found, st)
@@ -349,7 +350,7 @@ func (v *logView) followOne(ctx context.Context, poll time.Duration, path string
 				}
 			}
 			if next {
-				waitFile(ctx, poll, transcriptPath(v.dir, v.runID, v.iteration+1))
+				waitFile(ctx, poll, session.TranscriptPath(v.dir, v.runID, v.iteration+1))
 				return ctx.Err() == nil, nil
 			}
 			return false, nil

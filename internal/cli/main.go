@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/sandbox"
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/termtext"
 )
 
@@ -49,14 +50,10 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // usageError marks bad command-line usage (exit 2).
 func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 
-// guardianCommand is the hidden subcommand that makes ralph a run's
-// guardian (proc.Guardian): `ralph run` starts it, never a user.
-const guardianCommand = "__guardian"
-
 // Main runs ralph and returns its exit code. build is what the linker
 // flags of a release or `make build` said about this binary.
 func Main(build BuildInfo) int {
-	if len(os.Args) == 3 && os.Args[1] == guardianCommand {
+	if len(os.Args) == 3 && os.Args[1] == session.GuardianCommand {
 		return guardian(os.Args[2])
 	}
 	if len(os.Args) > 1 && os.Args[1] == sandbox.BridgeCommand {
@@ -69,8 +66,8 @@ func Main(build BuildInfo) int {
 	f.Build = build.complete(debug.ReadBuildInfo)
 	err := newRootCmd(f).ExecuteContext(signalContext(f))
 	code := exitCode(err)
-	if u, ok := isUntrusted(err); ok {
-		f.showUntrusted(context.Background(), u)
+	if u, ok := session.IsUntrusted(err); ok {
+		f.ShowUntrusted(context.Background(), u)
 	}
 	if err != nil && !errors.Is(err, errSilent) {
 		msg := redact.String(err.Error())
@@ -109,14 +106,14 @@ func signalContext(f *Factory) context.Context {
 	go func() {
 		<-sigs
 		note := "ralph: stopping (the agent gets SIGTERM, state is saved); press Ctrl-C again to force"
-		if n := f.stopNote.Load(); n != nil {
+		if n := f.StopNote(); n != nil {
 			note = *n
 		}
 		fmt.Fprintln(f.IO.ErrOut, "\n"+note)
 		cancel()
 		<-sigs
 		fmt.Fprintln(f.IO.ErrOut, "ralph: forced exit: the agent is killed; saving state (Ctrl-C again to exit at once)")
-		f.forceKill()
+		f.ForceKill()
 		time.AfterFunc(forceWait, func() { os.Exit(ExitInterrupted) })
 		<-sigs
 		os.Exit(ExitInterrupted)
@@ -135,16 +132,19 @@ func guardian(id string) int {
 }
 
 // errSilent wraps errors that were already shown to the user.
-var errSilent = errors.New("already reported")
+var errSilent = session.ErrReported
 
 // exitCode is the only place errors become numbers.
 func exitCode(err error) int {
 	var ee *ExitError
+	var ue *session.UsageError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.As(err, &ue):
+		return ExitUsage
 	case errors.Is(err, loop.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, loop.ErrLimit):

@@ -10,18 +10,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ralph-loop/ralph/internal/config"
+	"github.com/ralph-loop/ralph/internal/session"
 )
 
 // testFactory is a Factory over buffers, a fixed environment and dir.
 func testFactory(t *testing.T, dir string, env ...string) (*Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	f := &Factory{
+	f := &Factory{Host: &session.Host{
 		IO: &IO{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut},
 		// RALPH_TRUST: the ralph.toml these tests write is the user's.
 		Environ: func() []string { return append([]string{"HOME=" + dir, "RALPH_TRUST=1"}, env...) },
 		Dir:     dir,
-	}
+	}}
 	return f, &out, &errOut
 }
 

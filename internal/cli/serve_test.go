@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/session"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key.
@@ -62,8 +64,8 @@ func TestServeOffLoopbackWithTLSAndTheToken(t *testing.T) {
 	done := make(chan error, 1)
 	var url string
 	go func() {
-		done <- serveRuns(ctx, f, serveConfig{addr: "0.0.0.0:0", tlsCert: certFile, tlsKey: keyFile, registry: true,
-			ready: func(a string) { addr <- a }}, func(u string) { url = u })
+		done <- session.ServeRuns(ctx, f.Host, session.ServeConfig{Addr: "0.0.0.0:0", TLSCert: certFile, TLSKey: keyFile, Registry: true,
+			Ready: func(a string) { addr <- a }}, func(u string) { url = u })
 	}()
 	a := <-addr
 	_, port, _ := net.SplitHostPort(a)
@@ -112,7 +114,7 @@ func TestServeOffLoopbackWithTLSAndTheToken(t *testing.T) {
 	// The second start reuses the token and prints it no more.
 	ctx2, cancel2 := context.WithCancel(t.Context())
 	go func() {
-		done <- serveRuns(ctx2, f, serveConfig{addr: "0.0.0.0:0", ready: func(string) { cancel2() }}, func(u string) { url = u })
+		done <- session.ServeRuns(ctx2, f.Host, session.ServeConfig{Addr: "0.0.0.0:0", Ready: func(string) { cancel2() }}, func(u string) { url = u })
 	}()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -161,7 +163,7 @@ func TestServeReadOnlyAddressHasNoToken(t *testing.T) {
 	for _, readOnly := range []bool{false, true} {
 		ctx, cancel := context.WithCancel(t.Context())
 		var url string
-		err := serveRuns(ctx, f, serveConfig{addr: "127.0.0.1:0", readOnly: readOnly, ready: func(string) { cancel() }},
+		err := session.ServeRuns(ctx, f.Host, session.ServeConfig{Addr: "127.0.0.1:0", ReadOnly: readOnly, Ready: func(string) { cancel() }},
 			func(u string) { url = u })
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/vcs"
 	"github.com/ralph-loop/ralph/internal/worker"
@@ -27,7 +28,7 @@ func runRemoteStatus(ctx context.Context, opts *statusOptions) error {
 	if remote == "" {
 		remote = cfg.Worker.Remote
 	}
-	plan, err := openPlan(dir, cfg.Tasks)
+	plan, err := session.OpenPlan(dir, cfg.Tasks)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ralph-loop/ralph/internal/session"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/ui"
@@ -112,7 +113,7 @@ joined; a last word that names an existing file is the PLAN.`,
 			// became arguments, the words are the title, unless the last
 			// one names an existing file.
 			dir, _ := f.ProjectDir() // an error shows when the plan is read
-			if len(a) > 1 && !fileExists(inDir(dir, a[len(a)-1])) {
+			if len(a) > 1 && !session.FileExists(session.InDir(dir, a[len(a)-1])) {
 				a = []string{strings.Join(a, " ")}
 			} else if len(a) > 2 {
 				a = []string{strings.Join(a[:len(a)-1], " "), a[len(a)-1]}
@@ -152,7 +153,7 @@ func tasksRootArgs(f *Factory, cmd *cobra.Command, a []string) error {
 		meant = append(slices.Clone(a[1:]), a[0]) // ralph tasks prd.json done 3
 	}
 	for i, w := range meant {
-		meant[i] = shellQuote(w)
+		meant[i] = session.ShellQuote(w)
 	}
 	return usageError(fmt.Errorf("%s is a plan, not a subcommand: type `%s %s`",
 		a[0], cmd.CommandPath(), strings.Join(meant, " ")))
@@ -168,7 +169,7 @@ func looksLikePlan(f *Factory, arg string) bool {
 	if err != nil {
 		return false
 	}
-	fi, err := os.Stat(inDir(dir, arg))
+	fi, err := os.Stat(session.InDir(dir, arg))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -242,16 +243,16 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if configured == "" || isTrackerPlan(configured) {
+	if configured == "" || session.IsTrackerPlan(configured) {
 		// Reading and marking a plan file obeys nothing the config says
 		// but where the plan is; a github: plan sends the token where the
 		// config says, which only an approved config may say.
 		load := opts.f.ConfigUnapproved
-		if isTrackerPlan(configured) {
+		if session.IsTrackerPlan(configured) {
 			load = opts.f.Config
 		}
 		cfg, err := load(dir)
-		if err == nil && !isTrackerPlan(configured) && isTrackerPlan(cfg.Tasks) {
+		if err == nil && !session.IsTrackerPlan(configured) && session.IsTrackerPlan(cfg.Tasks) {
 			cfg, err = opts.f.Config(dir)
 		}
 		if err != nil {
@@ -265,13 +266,13 @@ func openTasks(opts *tasksOptions) (*tasksEnv, error) {
 		}
 		cfg.Tasks = configured
 		// A github: plan is fetched into its snapshot first.
-		if _, warn, err := syncTrackerPlan(context.Background(), opts.f, dir, cfg); err != nil {
+		if _, warn, err := session.SyncTrackerPlan(context.Background(), opts.f.Host, dir, cfg); err != nil {
 			return nil, err
 		} else if warn != "" {
 			fmt.Fprintln(opts.f.IO.ErrOut, "warning:", warn)
 		}
 	}
-	file, err := openPlan(dir, configured)
+	file, err := session.OpenPlan(dir, configured)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +297,7 @@ func tasksPlan(opts *tasksOptions, dir string) (string, error) {
 	if opts.PlanArg == "" {
 		return opts.Plan, nil
 	}
-	if opts.Plan != "" && !same(inDir(dir, opts.Plan), inDir(dir, opts.PlanArg)) {
+	if opts.Plan != "" && !same(session.InDir(dir, opts.Plan), session.InDir(dir, opts.PlanArg)) {
 		return "", usageError(fmt.Errorf("two plans: %s and --plan %s; give one", opts.PlanArg, opts.Plan))
 	}
 	return opts.PlanArg, nil

@@ -2,10 +2,12 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,3 +169,23 @@ func CheckSecrets(name string, data []byte) error {
 // EnvName is the environment variable that sets key: max-iterations is
 // RALPH_MAX_ITERATIONS.
 func EnvName(key string) string { return envName(key) }
+
+// CheckProjectSecrets is CheckSecrets for the project's configuration
+// file (file, or dir's ralph.toml when file is ""), named as the project
+// names it: a run commits the project's files, that one with them. A
+// file outside the project, or gone, is not committed and passes.
+func CheckProjectSecrets(dir, file string) error {
+	abs, err := filepath.Abs(cmp.Or(file, filepath.Join(dir, "ralph.toml")))
+	if err != nil {
+		return nil //nolint:nilerr // no path: nothing in the project to commit
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil //nolint:nilerr // not in the project: not committed with it
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil //nolint:nilerr // Load read it: gone since, nothing to commit
+	}
+	return CheckSecrets(rel, data)
+}
