@@ -63,6 +63,9 @@ type RouteChange struct {
 	// version names none.
 	File string
 	Line int
+	// BeforeLine is where the earlier version said Before; 0 when it
+	// named none.
+	BeforeLine int
 }
 
 // RouteChanges lists the tasks whose agent or model now names otherwise
@@ -94,11 +97,11 @@ func routeChanges(a, b Task, file string, isNew bool) []RouteChange {
 	var out []RouteChange
 	if a.Agent != b.Agent {
 		out = append(out, RouteChange{Task: b.ID, Field: "agent", Before: a.Agent, After: b.Agent, New: isNew,
-			File: file, Line: lineOr(b.AgentLine, b.Line)})
+			File: file, Line: lineOr(b.AgentLine, b.Line), BeforeLine: a.AgentLine})
 	}
 	if a.Model != b.Model {
 		out = append(out, RouteChange{Task: b.ID, Field: "model", Before: a.Model, After: b.Model, New: isNew,
-			File: file, Line: lineOr(b.ModelLine, b.Line)})
+			File: file, Line: lineOr(b.ModelLine, b.Line), BeforeLine: a.ModelLine})
 	}
 	return out
 }

@@ -282,10 +282,10 @@ func TestRouteChanges(t *testing.T) {
 		{"unchanged", start, nil},
 		{"a status change and a new description", "# P\n\n- [x] a\n  Agent: codex\n  More words.\n- [ ] b\n  Model: opus\n- [ ] c\n", nil},
 		{"agent changed", "# P\n\n- [ ] a\n  Agent: claude\n- [ ] b\n  Model: opus\n- [ ] c\n",
-			[]RouteChange{{Task: "1", Field: "agent", Before: "codex", After: "claude", File: "fix_plan.md", Line: 4}}},
+			[]RouteChange{{Task: "1", Field: "agent", Before: "codex", After: "claude", File: "fix_plan.md", Line: 4, BeforeLine: 4}}},
 		{"model removed, one given", "# P\n\n- [ ] a\n  Agent: codex\n- [ ] b\n- [ ] c\n  Model: opus\n",
 			[]RouteChange{
-				{Task: "2", Field: "model", Before: "opus", File: "fix_plan.md", Line: 5},
+				{Task: "2", Field: "model", Before: "opus", File: "fix_plan.md", Line: 5, BeforeLine: 6},
 				{Task: "3", Field: "model", After: "opus", File: "fix_plan.md", Line: 7},
 			}},
 		{"a task moved: by its title, not its position", "# P\n\n- [ ] new\n- [ ] a\n  Agent: codex\n- [ ] b\n  Model: opus\n- [ ] c\n", nil},
@@ -328,7 +328,7 @@ func TestRouteChangesJSON(t *testing.T) {
 	}
 	want := []RouteChange{
 		{Task: "US-001", Field: "agent", After: "claude", File: "x/prd.json", Line: 9},
-		{Task: "US-002", Field: "model", Before: "gpt-5.1-codex", After: "gpt-5.1-codex-max", File: "x/prd.json", Line: 24},
+		{Task: "US-002", Field: "model", Before: "gpt-5.1-codex", After: "gpt-5.1-codex-max", File: "x/prd.json", Line: 24, BeforeLine: 23},
 	}
 	if diff := cmp.Diff(want, RouteChanges(before, now)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
