@@ -28,6 +28,10 @@ import (
 // gpt-5.1-codex, openai/gpt-5, deepseek-r1:free, opus[1m]).
 var routeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+\[\]-]*$`)
 
+// IsRouteName reports whether s can name a task's agent or model: one
+// word, of the characters agent and model names use.
+func IsRouteName(s string) bool { return routeName.MatchString(s) }
+
 // routeLineRE matches a trimmed "Agent: NAME" or "Model: NAME" line.
 var routeLineRE = regexp.MustCompile(`^(Agent|Model):[ \t]+(\S+)$`)
 
