@@ -57,6 +57,7 @@ func fuzzFormat(t *testing.T, fm format, path string, data []byte) {
 	if got, ok := after.Task(nt.ID); ok && (got.Agent != nt.Agent || got.Model != nt.Model) {
 		t.Fatalf("add: the new task's agent %q and model %q, want %q and %q\n%s", got.Agent, got.Model, nt.Agent, nt.Model, out)
 	}
+	checkRouteChanges(t, before, after, nt, out)
 }
 
 func FuzzReadPRD(f *testing.F) {
@@ -108,4 +109,22 @@ func FuzzReadHeadingPlan(f *testing.F) {
 		"Task 1\n===\n- [x] a\n",
 		"### Task 1: a\n\nAgent: codex\nModel: opus\n\n- [ ] x\n\n### Task 2: b\n\n```\nAgent: y\n```\n    Model: z\n")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFormat(t, headingFormat{}, "PLAN.md", data) })
+}
+
+// checkRouteChanges: a plan has no route changes against itself, and
+// against the plan with nt added, exactly nt's agent and model, new.
+func checkRouteChanges(t *testing.T, before, after *Plan, nt Task, out []byte) {
+	t.Helper()
+	if c := RouteChanges(before, before); c != nil {
+		t.Fatalf("RouteChanges of a plan and itself: %+v", c)
+	}
+	for _, bt := range before.Tasks {
+		if bt.Title == nt.Title || bt.ID == nt.ID {
+			return // the added task could pair with this one
+		}
+	}
+	got := RouteChanges(before, after)
+	if len(got) != 2 || got[0].Task != nt.ID || !got[0].New || got[0].After != nt.Agent || got[1].After != nt.Model {
+		t.Fatalf("RouteChanges after adding %s: %+v\n%s", nt.ID, got, out)
+	}
 }

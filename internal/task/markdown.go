@@ -273,7 +273,7 @@ func (d *mdDoc) newItem(n *ast.ListItem) *mdItem {
 			it.moreAt = append(it.moreAt, ls.Start)
 		}
 	}
-	end := seg.Stop
+	end := lines.At(lines.Len() - 1).Stop // the first block's last line: continuation lines are the item's
 	for c := first.NextSibling(); c != nil; c = c.NextSibling() {
 		if _, isList := c.(*ast.List); isList {
 			end = max(end, d.blockEnd(c))

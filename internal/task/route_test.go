@@ -334,3 +334,26 @@ func TestRouteChangesJSON(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// A task added after one with continuation lines comes after them: they
+// are the last task's description, agent and model, not the new one's.
+func TestAddAfterContinuationLines(t *testing.T) {
+	t.Parallel()
+	data := []byte("- [ ] a\n- [ ] b\n  the description of b\n  Agent: codex\n")
+	out, err := checklistFormat{}.add("fix_plan.md", data, Task{ID: "3", Title: "c", Model: "opus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(data) + "- [ ] c\n  Model: opus\n"; string(out) != want {
+		t.Errorf("added:\n%s\nwant:\n%s", out, want)
+	}
+	// In a heading plan a box's continuation line is its criterion's, not
+	// the task's description.
+	p, err := Parse("PLAN.md", []byte("### Task 1: a\n\nWhat to do.\n\n- [ ] a criterion\n  on two lines\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Tasks[0]; got.Description != "What to do." || len(got.Criteria) != 1 || got.Criteria[0] != "a criterion on two lines" {
+		t.Errorf("task %+v", got)
+	}
+}
