@@ -174,7 +174,6 @@ func IssueTask(is *gh.Issue) (task.Task, error) {
 		desc = strings.TrimSpace(desc + "\n\n" + u)
 	}
 	t.Description = desc
-	route := map[string][]string{} // "agent", "model": the labels naming one
 	for _, l := range is.Labels {
 		name := l.GetName()
 		if p, ok := priority(name); ok && (t.Priority == 0 || p < t.Priority) {
@@ -183,20 +182,32 @@ func IssueTask(is *gh.Issue) (task.Task, error) {
 		if name == LabelDone {
 			t.Status = task.StatusDone
 		}
+	}
+	var err error
+	if t.Agent, t.Model, err = labelRoute(is); err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// labelRoute reads an issue's agent:* and model:* labels.
+func labelRoute(is *gh.Issue) (agent, model string, err error) {
+	named := map[string][]string{} // "agent", "model": the labels naming one
+	for _, l := range is.Labels {
 		for _, kind := range routeKinds {
-			if _, ok := cutLabel(name, kind); ok {
-				route[kind] = append(route[kind], name)
+			if _, ok := cutLabel(l.GetName(), kind); ok {
+				named[kind] = append(named[kind], l.GetName())
 			}
 		}
 	}
 	var errs []error
 	for _, kind := range routeKinds {
-		ls := route[kind]
-		if len(ls) > 1 {
-			errs = append(errs, fmt.Errorf("#%d: labels %s: an issue names one %s; remove all but one", is.GetNumber(), quoteAll(ls), kind))
+		ls := named[kind]
+		if len(ls) == 0 {
 			continue
 		}
-		if len(ls) == 0 {
+		if len(ls) > 1 {
+			errs = append(errs, fmt.Errorf("#%d: labels %s: an issue names one %s; remove all but one", is.GetNumber(), quoteAll(ls), kind))
 			continue
 		}
 		v, _ := cutLabel(ls[0], kind)
@@ -204,15 +215,12 @@ func IssueTask(is *gh.Issue) (task.Task, error) {
 		case !task.IsRouteName(v):
 			errs = append(errs, fmt.Errorf("#%d: label %q: want one word after %q, such as %s:%s", is.GetNumber(), ls[0], kind+":", kind, routeExample[kind]))
 		case kind == "agent":
-			t.Agent = v
+			agent = v
 		default:
-			t.Model = v
+			model = v
 		}
 	}
-	if len(errs) > 0 {
-		return task.Task{}, errors.Join(errs...)
-	}
-	return t, nil
+	return agent, model, errors.Join(errs...)
 }
 
 // routeKinds are the label prefixes that name a task's agent and model.
