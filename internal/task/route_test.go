@@ -169,6 +169,8 @@ func TestRouteLinesThatAreText(t *testing.T) {
 		{"inside a sentence", "fix_plan.md", "- [ ] a\n  Set Model: opus in the config\n", "Set Model: opus in the config"},
 		{"a list item", "fix_plan.md", "- [ ] a\n  - Agent: codex\n", "Agent: codex"},
 		{"a fenced block", "fix_plan.md", "- [ ] a\n\n  ```\n  Agent: codex\n  ```\n", "Agent: codex"},
+		{"an indented code block", "fix_plan.md", "- [ ] a\n\n      Agent: codex\n", "Agent: codex"},
+		{"an html comment", "fix_plan.md", "- [ ] a\n\n  <!--\n  Agent: codex\n  -->\n", "Agent: codex"},
 		{"heading plan: list item", "PLAN.md", "### Task 1: a\n\n- Model: opus\n", "- Model: opus"},
 		{"heading plan: fenced block", "PLAN.md", "### Task 1: a\n\n```yaml\nAgent: codex\n```\n", "Agent: codex"},
 		{"heading plan: indented code", "PLAN.md", "### Task 1: a\n\ntext\n\n    Agent: codex\n", "Agent: codex"},
