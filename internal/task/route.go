@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -95,6 +96,24 @@ func RouteChanges(before, now *Plan) []RouteChange {
 		}
 	}
 	return out
+}
+
+// String says the change where it is, for warnings:
+// "PLAN.md:14: task 2 model: sonnet → opus", "fix_plan.md:9: new task 4
+// agent: codex".
+func (c RouteChange) String() string {
+	where := (&Error{File: c.File, Line: c.Line}).Error()
+	if c.New {
+		return fmt.Sprintf("%snew task %s %s: %s", where, c.Task, c.Field, c.After)
+	}
+	return fmt.Sprintf("%stask %s %s: %s → %s", where, c.Task, c.Field, orNone(c.Before), orNone(c.After))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func routeChanges(a, b Task, file string, isNew bool) []RouteChange {

@@ -311,6 +311,15 @@ func TestRouteChanges(t *testing.T) {
 			}
 		})
 	}
+	for c, want := range map[RouteChange]string{
+		{Task: "1", Field: "agent", Before: "codex", After: "claude", File: "fix_plan.md", Line: 4}: "fix_plan.md:4: task 1 agent: codex → claude",
+		{Task: "2", Field: "model", Before: "opus", File: "fix_plan.md", Line: 5}:                   "fix_plan.md:5: task 2 model: opus → none",
+		{Task: "4", Field: "model", After: "opus", New: true, File: "fix_plan.md", Line: 9}:         "fix_plan.md:9: new task 4 model: opus",
+	} {
+		if got := c.String(); got != want {
+			t.Errorf("String() = %q, want %q", got, want)
+		}
+	}
 }
 
 // In JSON the line of a change is the line of the key.
