@@ -189,6 +189,8 @@ type taskDetailJSON struct {
 	Criteria    []string `json:"acceptance_criteria"`
 	Notes       string   `json:"notes"`
 	Category    string   `json:"category"`
+	Agent       string   `json:"agent,omitempty"`
+	Model       string   `json:"model,omitempty"`
 	Attempts    int      `json:"attempts"`
 	LastError   string   `json:"last_error"`
 }
@@ -350,7 +352,7 @@ func (e *tasksEnv) detail(t task.Task) taskDetailJSON {
 		crit = []string{}
 	}
 	return taskDetailJSON{taskJSON: e.brief(t), Description: t.Description, Criteria: crit, Notes: t.Notes,
-		Category: t.Category, Attempts: ts.Attempts, LastError: ts.LastError}
+		Category: t.Category, Agent: t.Agent, Model: t.Model, Attempts: ts.Attempts, LastError: ts.LastError}
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -452,6 +454,12 @@ func showTask(opts *tasksOptions, env *tasksEnv, t task.Task) error {
 	}
 	if t.Category != "" {
 		fmt.Fprintf(tw, "category\t%s\n", t.Category)
+	}
+	if t.Agent != "" {
+		fmt.Fprintf(tw, "agent\t%s\n", t.Agent) // what the plan asks; the run decides what it allows
+	}
+	if t.Model != "" {
+		fmt.Fprintf(tw, "model\t%s\n", t.Model)
 	}
 	if t.Line > 0 {
 		fmt.Fprintf(tw, "where\t%s:%d\n", env.rel(), t.Line)

@@ -3,7 +3,8 @@
 // checks instead of satisfying them — a test file deleted, a test or an
 // assertion removed, commented out, replaced by a no-op or made
 // unreachable, a skip or a lint suppression added, the CI, lint,
-// coverage or gate configuration edited, the plan file touched.
+// coverage or gate configuration edited, the plan file touched, a task's
+// agent or model in the plan changed.
 //
 // It owns reading a diff: parsing git's output (with go-gitdiff), the rule
 // table (table.go) and the exceptions a task's own text grants (allow.go).
@@ -53,6 +54,9 @@ const (
 	RuleGateChanged Rule = "gate-changed"
 	// RulePlanChanged: the plan file changed.
 	RulePlanChanged Rule = "plan-changed"
+	// RuleAgentChanged: the plan names another agent or model for a task
+	// than it did when the run started (route.go).
+	RuleAgentChanged Rule = "agent-changed"
 )
 
 // Finding is one change that weakens a check.

@@ -173,6 +173,12 @@ var orderedRE = regexp.MustCompile(`^([ \t>]*)([0-9]+)([.)][ \t]*)$`)
 // with last's indentation and marker (the next number for a numbered list).
 func addItemAfter(path string, data []byte, last *mdItem, t Task, pos int, read func(string, []byte) (*mdTasks, error)) ([]byte, error) {
 	prefix := last.prefix(data)
+	if strings.TrimSpace(prefix) == "" {
+		// The item's marker is alone on the line above ("*" then "  [x]
+		// a"): its prefix is indentation only, which would not make an
+		// item. A list of its own, at the margin, does.
+		prefix = "- "
+	}
 	if m := orderedRE.FindStringSubmatch(prefix); m != nil {
 		n, _ := strconv.Atoi(m[2])
 		prefix = m[1] + strconv.Itoa(n+1) + m[3]

@@ -547,9 +547,10 @@ func samplePlan() *Plan {
 			{ID: "US-001", Title: "Create the greeting", Description: "As a user, I want hello.sh.", Criteria: []string{"prints hello", "is executable"},
 				Priority: 1, Status: StatusDone, Category: "Core"},
 			{ID: "US-002", Title: "Greet by name", Description: "First paragraph.\n\nSecond paragraph.", Criteria: []string{"hello.sh Ada prints hello, Ada"},
-				Priority: 2, DependsOn: []string{"US-001"}, Status: StatusOpen, Notes: "keep it POSIX", Category: "Core"},
+				Priority: 2, DependsOn: []string{"US-001"}, Status: StatusOpen, Notes: "keep it POSIX", Category: "Core",
+				Agent: "codex", Model: "gpt-5.1-codex"},
 			{ID: "US-003", Title: "Add a farewell", Priority: 3, DependsOn: []string{"US-001", "US-002"}, Status: StatusFailed, Category: "Extras"},
-			{ID: "US-004", Title: "Document it", Status: StatusOpen, Category: "Extras"},
+			{ID: "US-004", Title: "Document it", Status: StatusOpen, Category: "Extras", Model: "opus"},
 		},
 	}
 }
@@ -560,7 +561,7 @@ func positionalPlan() *Plan {
 	return &Plan{Name: "Tool", Description: "Does things.", Tasks: []Task{
 		{ID: "1", Title: "Set up", Criteria: []string{"go build passes"}, Status: StatusDone},
 		{ID: "2", Title: "Parse input", DependsOn: []string{"1"}, Status: StatusOpen},
-		{ID: "3", Title: "Write output", Priority: 2, Status: StatusFailed},
+		{ID: "3", Title: "Write output", Priority: 2, Status: StatusFailed, Agent: "claude"},
 	}}
 }
 
@@ -584,14 +585,14 @@ func comparable(p *Plan, category, header bool) *Plan {
 		if !category {
 			t.Category = ""
 		}
-		t.Line = 0
+		t.Line, t.AgentLine, t.ModelLine = 0, 0, 0
 		c.Tasks = append(c.Tasks, t)
 	}
 	return c
 }
 
 // Every pair of formats: A → B → A keeps ids, titles, descriptions,
-// criteria, priorities, dependencies, notes and status (and the category
+// criteria, priorities, dependencies, notes, agents, models and status (and the category
 // and header where both formats have them).
 func TestConvertRoundTripEveryPair(t *testing.T) {
 	t.Parallel()

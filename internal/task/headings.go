@@ -149,6 +149,10 @@ func (c *mdChecker) sectionBody(t *mdTask, sec *headingSec) {
 			continue
 		}
 		text := strings.TrimRight(line, "\r\n")
+		if key, name, ok := parseRoute(text); ok && !doc.inCode(at+len(text)-len(strings.TrimLeft(text, " \t"))) {
+			t.metas = append(t.metas, metaLine{key: key, value: name, line: doc.line(at)})
+			continue
+		}
 		bare := strings.TrimLeft(strings.TrimSpace(text), "-*+ ")
 		if key, val, ok := parseMeta(bare); ok && !isRule(text) {
 			t.metas = append(t.metas, metaLine{key: key, value: val, line: doc.line(at)})
@@ -318,6 +322,16 @@ func renderSection(t Task, level int, nl string) string {
 		head += " " + markDoneEmoji
 	}
 	b.WriteString(head + nl + nl)
+	var route []string
+	if t.Agent != "" {
+		route = append(route, "Agent: "+t.Agent)
+	}
+	if t.Model != "" {
+		route = append(route, "Model: "+t.Model)
+	}
+	if len(route) > 0 {
+		b.WriteString(strings.Join(route, nl) + nl + nl)
+	}
 	if t.Description != "" {
 		b.WriteString(strings.ReplaceAll(strings.TrimSpace(t.Description), "\n", nl) + nl + nl)
 	}

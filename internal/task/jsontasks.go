@@ -138,7 +138,7 @@ func (c *jsonChecker) readTasks(arr *jsonNode, prefix string, r jsonRules) *json
 
 // taskKeys are the keys of a task ralph reads; a duplicate of one of them is
 // an error, since which one counts would be a guess.
-var taskKeys = []string{"id", "title", "description", "acceptanceCriteria", "steps", "category", "priority", "passes", "failed", "notes", "dependsOn"}
+var taskKeys = []string{"id", "title", "description", "acceptanceCriteria", "steps", "category", "priority", "passes", "failed", "notes", "dependsOn", "agent", "model"}
 
 // task reads one task object; pos is its 1-based position among the tasks.
 func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) Task {
@@ -158,6 +158,8 @@ func (c *jsonChecker) task(n *jsonNode, field string, pos int, r jsonRules) Task
 		}
 	}
 	t.DependsOn = c.strs(n, field+".", "dependsOn")
+	t.Agent, t.AgentLine = c.routeName(n, field+".", "agent")
+	t.Model, t.ModelLine = c.routeName(n, field+".", "model")
 	if r.titleFromDescription && t.Title == "" {
 		t.Title, t.Description = t.Description, ""
 		if t.Title == "" && n.member("title") == nil && n.member("description") == nil {
@@ -298,6 +300,27 @@ func (c *jsonChecker) str(n *jsonNode, prefix, key string) string {
 	}
 	return m.val.str
 }
+
+// routeName reads a task's optional "agent" or "model": a string of one
+// word (see route.go), and the line of its key. null and "" are absent.
+func (c *jsonChecker) routeName(n *jsonNode, prefix, key string) (name string, line int) {
+	m := n.member(key)
+	if m == nil || m.val.kind == jsonNull || (m.val.kind == jsonString && m.val.str == "") {
+		return "", 0
+	}
+	if m.val.kind != jsonString {
+		c.add(m.val.start, prefix+key, "want a string, got "+describe(m.val))
+		return "", 0
+	}
+	if !routeName.MatchString(m.val.str) {
+		c.add(m.val.start, prefix+key, fmt.Sprintf("want the name of one %s, one word such as %q, got %s", key, routeExample[key], describe(m.val)))
+		return "", 0
+	}
+	return m.val.str, c.doc.line(m.keyStart)
+}
+
+// routeExample is a name for each key, for messages.
+var routeExample = map[string]string{"agent": "codex", "model": "opus"}
 
 // strs reads an optional array of strings; null and [] give nil.
 func (c *jsonChecker) strs(n *jsonNode, prefix, key string) []string {
@@ -483,6 +506,7 @@ func storyMembers(t Task, st jsonStyle) []jsonKV {
 	if t.Priority != 0 {
 		m = append(m, jsonKV{"priority", strconv.Itoa(t.Priority)})
 	}
+	m = appendRoute(m, t)
 	m = append(m, jsonKV{"passes", strconv.FormatBool(t.Status == StatusDone)})
 	if t.Status == StatusFailed {
 		m = append(m, jsonKV{"failed", "true"})
@@ -517,12 +541,24 @@ func ralMembers(t Task, pos int, st jsonStyle) []jsonKV {
 	if len(t.DependsOn) > 0 {
 		m = append(m, jsonKV{"dependsOn", jsonStrings(t.DependsOn, jsonStyle{compact: true}, 0)})
 	}
+	m = appendRoute(m, t)
 	m = append(m, jsonKV{"passes", strconv.FormatBool(t.Status == StatusDone)})
 	if t.Status == StatusFailed {
 		m = append(m, jsonKV{"failed", "true"})
 	}
 	if t.Notes != "" {
 		m = append(m, jsonKV{"notes", quoteJSON(t.Notes)})
+	}
+	return m
+}
+
+// appendRoute adds t's "agent" and "model", when it names them.
+func appendRoute(m []jsonKV, t Task) []jsonKV {
+	if t.Agent != "" {
+		m = append(m, jsonKV{"agent", quoteJSON(t.Agent)})
+	}
+	if t.Model != "" {
+		m = append(m, jsonKV{"model", quoteJSON(t.Model)})
 	}
 	return m
 }

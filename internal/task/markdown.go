@@ -40,6 +40,9 @@ type mdDoc struct {
 	headings []*mdHeading
 	items    []*mdItem // every list item whose content starts with text, in order
 	fences   []*mdFence
+	// code are the byte ranges of the lines of code blocks (fenced and
+	// indented) and HTML blocks: text there is never a task's metadata.
+	code [][2]int
 }
 
 // mdHeading is one heading.
@@ -114,6 +117,9 @@ func parseMarkdown(src []byte) *mdDoc {
 			d.addHeading(n)
 		case *ast.FencedCodeBlock:
 			d.addFence(n)
+			d.addCode(n)
+		case *ast.CodeBlock, *ast.HTMLBlock:
+			d.addCode(n)
 		}
 		if !isItem {
 			return ast.WalkContinue, nil
@@ -213,6 +219,15 @@ func (d *mdDoc) addFence(n *ast.FencedCodeBlock) {
 	d.fences = append(d.fences, f)
 }
 
+func (d *mdDoc) addCode(n ast.Node) {
+	if lines := n.Lines(); lines.Len() > 0 {
+		d.code = append(d.code, [2]int{lines.At(0).Start, lines.At(lines.Len() - 1).Stop})
+	}
+}
+
+// inCode reports whether offset off is in a code or HTML block.
+func (d *mdDoc) inCode(off int) bool { return inRanges(d.code, off) }
+
 // newItem reads a list item whose first block is text, or returns nil.
 func (d *mdDoc) newItem(n *ast.ListItem) *mdItem {
 	first := n.FirstChild()
@@ -258,7 +273,7 @@ func (d *mdDoc) newItem(n *ast.ListItem) *mdItem {
 			it.moreAt = append(it.moreAt, ls.Start)
 		}
 	}
-	end := seg.Stop
+	end := lines.At(lines.Len() - 1).Stop // the first block's last line: continuation lines are the item's
 	for c := first.NextSibling(); c != nil; c = c.NextSibling() {
 		if _, isList := c.(*ast.List); isList {
 			end = max(end, d.blockEnd(c))

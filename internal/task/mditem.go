@@ -13,6 +13,8 @@ import (
 //
 //	- [ ] US-002: Greet by name
 //	  As a user, I want hello.sh NAME to greet NAME.
+//	  Agent: codex
+//	  Model: gpt-5.1-codex
 //	  - Priority: 2
 //	  - Depends on: US-001
 //	  - Notes: keep it POSIX sh
@@ -25,7 +27,8 @@ import (
 // the plan's tasks. Other lines of the item are its description; nested
 // items are its acceptance criteria, except "Key: value" lines for the keys
 // Priority, Depends on, Notes and ID, which may also be written as
-// continuation lines.
+// continuation lines. "Agent: NAME" and "Model: NAME" are continuation
+// lines only (route.go).
 
 var (
 	// headRE splits "US-002: Title", "**T3** - Title", "Task 7: Title".
@@ -60,7 +63,7 @@ func parseHead(head string) (id, title string) {
 
 // metaLine is one "Key: value" line of a task.
 type metaLine struct {
-	key   string // canonical: priority, depends, notes, id
+	key   string // canonical: priority, depends, notes, id; agent and model (route.go)
 	value string
 	line  int
 }
@@ -143,6 +146,10 @@ func (c *mdChecker) itemTask(it *mdItem, pos int) mdTask {
 	t.ID, t.Title, t.explicit = id, title, id != ""
 	var desc []string
 	for k, l := range it.more {
+		if key, name, ok := parseRoute(l); ok && it.moreAt[k] >= 0 && !c.doc.inCode(it.moreAt[k]) {
+			t.metas = append(t.metas, metaLine{key: key, value: name, line: c.doc.line(it.moreAt[k])})
+			continue
+		}
 		if key, val, ok := parseMeta(l); ok && it.moreAt[k] >= 0 {
 			t.metas = append(t.metas, metaLine{key: key, value: val, line: c.doc.line(it.moreAt[k])})
 			continue
@@ -205,6 +212,10 @@ func (c *mdChecker) applyMeta(t *mdTask) {
 			t.DependsOn = splitIDs(m.value)
 		case "notes":
 			t.Notes = m.value
+		case "agent":
+			t.Agent, t.AgentLine = m.value, m.line
+		case "model":
+			t.Model, t.ModelLine = m.value, m.line
 		case "id":
 			v := strings.Trim(m.value, "`*_ ")
 			if v == "" {
@@ -271,6 +282,15 @@ func renderItem(t Task, pos int, prefix, nl string) string {
 	in := strings.Repeat(" ", len(prefix))
 	head, idMeta := itemHead(t, pos)
 	fmt.Fprintf(&b, "%s[%c] %s%s", prefix, boxMark(t.Status), head, nl)
+	// The agent and model first: as continuation lines of the head they
+	// are the item's text whatever the description holds (after a list in
+	// it they would continue its last item).
+	if t.Agent != "" {
+		fmt.Fprintf(&b, "%sAgent: %s%s", in, t.Agent, nl)
+	}
+	if t.Model != "" {
+		fmt.Fprintf(&b, "%sModel: %s%s", in, t.Model, nl)
+	}
 	if t.Description != "" {
 		for l := range strings.SplitSeq(strings.TrimSpace(t.Description), "\n") {
 			if l = strings.TrimSpace(l); l == "" {

@@ -13,8 +13,8 @@ type Edits struct {
 	// Added are the tasks new in the file, kept, as the file now has them.
 	Added []Task
 	// Edited are the tasks whose text changed (title, description,
-	// criteria, priority, dependencies, notes, category, or an id that is
-	// not a position), kept, as the file now has them.
+	// criteria, priority, dependencies, notes, category, agent, model, or
+	// an id that is not a position), kept, as the file now has them.
 	Edited []Task
 	// Reordered: the tasks kept are in another order.
 	Reordered bool
@@ -283,7 +283,7 @@ func (f *File) restoreJSON(cur parsed, i int, id string) (out []byte, ok bool) {
 func textChanged(a, b Task, ids bool) bool {
 	return a.Title != b.Title || a.Description != b.Description || !slices.Equal(a.Criteria, b.Criteria) ||
 		a.Priority != b.Priority || !slices.Equal(a.DependsOn, b.DependsOn) || a.Notes != b.Notes ||
-		a.Category != b.Category || (ids && a.ID != b.ID)
+		a.Category != b.Category || a.Agent != b.Agent || a.Model != b.Model || (ids && a.ID != b.ID)
 }
 
 // matching pairs the tasks of two versions of a plan.

@@ -9,7 +9,8 @@ import (
 //
 //	{"project" or "name", "branchName", "description",
 //	 "userStories": [{"id", "title", "description", "acceptanceCriteria": [],
-//	                  "priority", "passes", "notes", "dependsOn": []}]}
+//	                  "priority", "passes", "notes", "dependsOn": [],
+//	                  "agent", "model"}]}
 //
 // A story is done when "passes" is true. Every other key, known or not, is
 // kept byte for byte: the writer only ever replaces the bytes of one

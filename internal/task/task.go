@@ -34,8 +34,19 @@ type Task struct {
 	// Category is the group the plan files the task under: tasks.json's
 	// "category", a progress.md "### Phase" heading.
 	Category string `json:"category,omitempty"`
+	// Agent and Model are the agent and the model the plan names for this
+	// task ("Agent: codex" and "Model: opus" lines in markdown, "agent"
+	// and "model" keys in JSON, agent:* and model:* labels on an issue);
+	// "" when it names none. The plan only asks: the run decides what it
+	// allows.
+	Agent string `json:"agent,omitempty"`
+	Model string `json:"model,omitempty"`
 	// Line is the 1-based line of the task in its file, for error messages.
 	Line int `json:"-"`
+	// AgentLine and ModelLine are the lines where Agent and Model are
+	// written (the line of the key in JSON); 0 when they are not.
+	AgentLine int `json:"-"`
+	ModelLine int `json:"-"`
 }
 
 // Plan is a parsed plan file.

@@ -11,8 +11,8 @@ import "fmt"
 // A task is identified by its 1-based position unless it has an "id"
 // (a string or a whole number); its title is "title" or, as ral writes
 // it, the description. "steps" are its acceptance criteria
-// ("acceptanceCriteria" is read too); "priority", "dependsOn" and "notes"
-// are read as in prd.json. Done is "passes": true; failure stays in ralph's
+// ("acceptanceCriteria" is read too); "priority", "dependsOn", "notes",
+// "agent" and "model" are read as in prd.json. Done is "passes": true; failure stays in ralph's
 // state (see jsontasks.go). The runner accepts ral's <promise>success</promise>
 // as TASK_DONE.
 type tasksJSONFormat struct{}

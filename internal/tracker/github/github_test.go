@@ -451,3 +451,63 @@ func TestQueryByMilestoneAndAssignee(t *testing.T) {
 		t.Errorf("unknown milestone: %v", err)
 	}
 }
+
+// An agent:* and a model:* label name the task's own agent and model,
+// which the snapshot keeps; two of one kind, or a name of two words,
+// stop the sync with an error naming the issue and the labels, and no
+// snapshot is written.
+func TestAgentAndModelLabels(t *testing.T) {
+	f := newFixture(t)
+	f.srv.AddIssue(f.repo, "One", "", "ralph", "agent:codex", "Model:gpt-5.1-codex")
+	f.srv.AddIssue(f.repo, "Two", "", "ralph", "model:opus")
+	f.srv.AddIssue(f.repo, "Three", "", "ralph", "agent-of-change")
+	tasks, err := f.client(t).Tasks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, tk := range tasks {
+		got[tk.ID] = [2]string{tk.Agent, tk.Model}
+	}
+	want := map[string][2]string{"#1": {"codex", "gpt-5.1-codex"}, "#2": {"", "opus"}, "#3": {"", ""}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("agents and models (-want +got):\n%s", diff)
+	}
+	path := t.TempDir() + "/github.json"
+	if _, err := tracker.Sync(t.Context(), f.client(t), path); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := task.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk, _ := snap.Plan().Task("#1"); tk.Agent != "codex" || tk.Model != "gpt-5.1-codex" || tk.AgentLine == 0 {
+		t.Errorf("snapshot task #1: %+v", tk)
+	}
+
+	f.srv.AddIssue(f.repo, "Four", "", "ralph", "model:opus", "model:sonnet", "agent:codex")
+	f.srv.AddIssue(f.repo, "Five", "", "ralph", "agent:claude code")
+	_, err = f.client(t).Tasks(t.Context())
+	if err == nil || !tracker.IsPermanent(err) {
+		t.Fatalf("err = %v, want a permanent error", err)
+	}
+	for _, want := range []string{
+		`#4: labels "model:opus", "model:sonnet": an issue names one model; remove all but one`,
+		`#5: label "agent:claude code": want one word after "agent:", such as agent:codex`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	fresh := t.TempDir() + "/github.json"
+	if _, err := tracker.Sync(t.Context(), f.client(t), fresh); err == nil {
+		t.Error("Sync took issues with two model labels")
+	}
+	if _, err := task.Load(fresh); err == nil {
+		t.Error("a snapshot was written")
+	}
+	// A snapshot already there does not stand in for labels to mend.
+	if warn, err := tracker.Sync(t.Context(), f.client(t), path); err == nil {
+		t.Errorf("Sync kept the snapshot (%q): the labels need mending", warn)
+	}
+}

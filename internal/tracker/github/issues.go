@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"regexp"
@@ -51,6 +52,7 @@ func (c *Client) Tasks(ctx context.Context) ([]task.Task, error) {
 		opts.Labels = []string{c.opts.Query.Label}
 	}
 	var tasks []task.Task
+	var bad []error // issues that do not make a task: all of them at once
 	for {
 		var page []*gh.Issue
 		var resp *gh.Response
@@ -65,11 +67,19 @@ func (c *Client) Tasks(ctx context.Context) ([]task.Task, error) {
 			if is.IsPullRequest() {
 				continue
 			}
-			t := IssueTask(is)
+			t, err := IssueTask(is)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
 			c.rememberLabels(is.GetNumber(), is.Labels)
 			tasks = append(tasks, t)
 		}
 		if resp.NextPage == 0 {
+			if len(bad) > 0 {
+				// Waiting does not mend labels: no snapshot stands in.
+				return nil, c.permanent(fmt.Errorf("the issues of %s: %w", c.Repo(), errors.Join(bad...)))
+			}
 			return tasks, nil
 		}
 		opts.ListOptions.Page = resp.NextPage
@@ -132,8 +142,11 @@ func (c *Client) rememberLabels(n int, labels []*gh.Label) {
 // IssueTask is an issue as a task: id #N, its title, its body as the
 // description, its task-list items and "Acceptance criteria" section as
 // criteria, "Depends on #M" and "Blocked by #M" as dependencies, a
-// priority:* label as the priority, and done when labelled ralph:done.
-func IssueTask(is *gh.Issue) task.Task {
+// priority:* label as the priority, an agent:* and a model:* label as the
+// task's own agent and model (agent:codex, model:opus), and done when
+// labelled ralph:done. Two agent:* or two model:* labels are an error
+// naming the issue (#N) and the labels: which one counts would be a guess.
+func IssueTask(is *gh.Issue) (task.Task, error) {
 	body := strings.ReplaceAll(is.GetBody(), "\r\n", "\n")
 	head := body
 	if len(head) > maxParsed {
@@ -170,7 +183,69 @@ func IssueTask(is *gh.Issue) task.Task {
 			t.Status = task.StatusDone
 		}
 	}
-	return t
+	var err error
+	if t.Agent, t.Model, err = labelRoute(is); err != nil {
+		return task.Task{}, err
+	}
+	return t, nil
+}
+
+// labelRoute reads an issue's agent:* and model:* labels.
+func labelRoute(is *gh.Issue) (agent, model string, err error) {
+	named := map[string][]string{} // "agent", "model": the labels naming one
+	for _, l := range is.Labels {
+		for _, kind := range routeKinds {
+			if _, ok := cutLabel(l.GetName(), kind); ok {
+				named[kind] = append(named[kind], l.GetName())
+			}
+		}
+	}
+	var errs []error
+	for _, kind := range routeKinds {
+		ls := named[kind]
+		if len(ls) == 0 {
+			continue
+		}
+		if len(ls) > 1 {
+			errs = append(errs, fmt.Errorf("#%d: labels %s: an issue names one %s; remove all but one", is.GetNumber(), quoteAll(ls), kind))
+			continue
+		}
+		v, _ := cutLabel(ls[0], kind)
+		switch {
+		case !task.IsRouteName(v):
+			errs = append(errs, fmt.Errorf("#%d: label %q: want one word after %q, such as %s:%s", is.GetNumber(), ls[0], kind+":", kind, routeExample[kind]))
+		case kind == "agent":
+			agent = v
+		default:
+			model = v
+		}
+	}
+	return agent, model, errors.Join(errs...)
+}
+
+// routeKinds are the label prefixes that name a task's agent and model.
+var routeKinds = []string{"agent", "model"}
+
+// routeExample is a label value for each kind, for messages.
+var routeExample = map[string]string{"agent": "codex", "model": "opus"}
+
+// cutLabel reads a KIND:NAME label (agent:codex): the name as written,
+// trimmed; the kind in any case.
+func cutLabel(label, kind string) (string, bool) {
+	prefix := kind + ":"
+	if len(label) < len(prefix) || !strings.EqualFold(label[:len(prefix)], prefix) {
+		return "", false
+	}
+	return strings.TrimSpace(label[len(prefix):]), true
+}
+
+// quoteAll quotes labels for a message: "model:opus", "model:sonnet".
+func quoteAll(ls []string) string {
+	q := make([]string, len(ls))
+	for i, l := range ls {
+		q[i] = strconv.Quote(l)
+	}
+	return strings.Join(q, ", ")
 }
 
 // oneLine folds whitespace, so a title is one line of the plan.
