@@ -34,6 +34,10 @@ type Task struct {
 	// Category is the group the plan files the task under: tasks.json's
 	// "category", a progress.md "### Phase" heading.
 	Category string `json:"category,omitempty"`
+	// Agent and Model are the agent and model the plan names for the task
+	// ("" for the run's).
+	Agent string `json:"agent,omitempty"`
+	Model string `json:"model,omitempty"`
 	// Line is the 1-based line of the task in its file, for error messages.
 	Line int `json:"-"`
 }
