@@ -195,7 +195,7 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 		ev.CacheWriteTokens += res.Usage.CacheWriteTokens
 		ev.CostUSD += res.CostUSD
 		ev.CostSource = state.CombineCostSource(ev.CostSource, costSource(res))
-		r.noteQuota(res.Quota) // the reviewer may share the worker's account
+		r.noteQuota(r.deps.Reviewer.Name(), res.Quota) // the reviewer may share the worker's account
 		r.putBack(ctx, tree)
 		if res.Interrupted || ctx.Err() != nil {
 			ev.Verdict, ev.Error = verdictFailed, "interrupted"

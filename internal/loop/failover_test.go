@@ -1,0 +1,383 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/agent"
+	"github.com/ralph-loop/ralph/internal/route"
+	"github.com/ralph-loop/ralph/internal/state"
+)
+
+// namedAgent is a scripted agent of a name, which keeps the model each
+// run was asked for.
+type namedAgent struct {
+	scripted
+	name   string
+	models []string
+}
+
+func (a *namedAgent) Name() string { return a.name }
+
+func (a *namedAgent) Run(ctx context.Context, req agent.Request, sink agent.Sink) (agent.Result, error) {
+	a.models = append(a.models, req.Model)
+	return a.scripted.Run(ctx, req, sink)
+}
+
+func named(name string, results ...agent.Result) *namedAgent {
+	return &namedAgent{scripted: scripted{results: results}, name: name}
+}
+
+// usageLimit is a usage limit's result, resetting at reset.
+func usageLimit(reset time.Time) agent.Result {
+	return agent.Result{IsError: true, ErrorKind: agent.ErrorUsageLimit, ErrorText: "You've hit your limit", ResetAt: reset}
+}
+
+// routed runs the fixture's plan with a route of cfg over agents (the
+// first the run's own), and returns the run's error and its events.
+func (f *fixture) routed(t *testing.T, cfg route.Config, agents ...*namedAgent) ([]Event, error) {
+	t.Helper()
+	var events []Event
+	deps := f.deps(func(e Event) { events = append(events, e) })
+	deps.Agent = agents[0]
+	deps.Agents = map[string]Agent{}
+	for _, a := range agents {
+		deps.Agents[a.name] = a
+	}
+	deps.Route = route.New(cfg)
+	err := Run(t.Context(), f.opts, deps)
+	return events, err
+}
+
+// ran is each history line's task, agent and outcome.
+func (f *fixture) ran() []string {
+	var out []string
+	for _, r := range f.store.history {
+		out = append(out, r.TaskID+":"+r.Agent+":"+string(r.Outcome))
+	}
+	return out
+}
+
+func switches(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == EventAgentSwitched {
+			out = append(out, e.From+"→"+e.To)
+		}
+	}
+	return out
+}
+
+// TestFailoverFinishesThePlanOnAStandIn: claude hits a usage limit that
+// resets in five hours; codex takes over the task that was cut off, at
+// once, and finishes the plan; the limit is no attempt.
+func TestFailoverFinishesThePlanOnAStandIn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B", "C"})
+	reset := f.clock.now.Add(5 * time.Hour)
+	claude, codex := named("claude", usageLimit(reset)), named("codex", done())
+	events, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex:gpt-5"}}, claude, codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A:claude:rate_limited", "A:codex:task_done", "B:codex:task_done", "C:codex:task_done"}
+	if diff := cmp.Diff(want, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"claude→codex"}, switches(events)); diff != "" {
+		t.Errorf("switches (-want +got):\n%s", diff)
+	}
+	for _, e := range events {
+		if e.Kind == EventAgentSwitched && (e.Until == nil || !e.Until.Equal(reset) || e.Task.ID != "A" || !strings.Contains(e.Message, "limited until")) {
+			t.Errorf("agent_switched: until %v, task %v, %q; want claude's reset, task A", e.Until, e.Task, e.Message)
+		}
+	}
+	if len(f.clock.sleeps) != 0 {
+		t.Errorf("sleeps = %v, want none: the stand-in starts at once", f.clock.sleeps)
+	}
+	if diff := cmp.Diff([]string{"gpt-5", "gpt-5", "gpt-5"}, codex.models); diff != "" {
+		t.Errorf("codex's models (-want +got):\n%s", diff)
+	}
+	if h := f.store.history[1]; h.Model != "gpt-5" {
+		t.Errorf("history names model %q, want gpt-5", h.Model)
+	}
+	if a := f.store.st.Tasks["A"].Attempts; a != 0 {
+		t.Errorf("A's attempts = %d, want 0: a usage limit is no attempt", a)
+	}
+}
+
+// TestFailoverGoesBackAtTheNextTask: claude's limit resets while codex
+// works on the task that was cut off; the next task is claude's again.
+func TestFailoverGoesBackAtTheNextTask(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	reset := f.clock.now.Add(20 * time.Second)
+	claude, codex := named("claude", usageLimit(reset), done()), named("codex", done())
+	codex.before = func(int) { f.clock.now = f.clock.now.Add(time.Minute) } // codex's task outlasts the limit
+	events, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A:claude:rate_limited", "A:codex:task_done", "B:claude:task_done"}
+	if diff := cmp.Diff(want, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"claude→codex", "codex→claude"}, switches(events)); diff != "" {
+		t.Errorf("switches (-want +got):\n%s", diff)
+	}
+}
+
+// TestFailoverKeepsATaskOnItsStandIn: a task the stand-in took finishes
+// there, its limit reset or not.
+func TestFailoverKeepsATaskOnItsStandIn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"})
+	reset := f.clock.now.Add(20 * time.Second)
+	failed := agent.Result{FinalText: "<promise>TASK_FAILED</promise> tests fail"}
+	claude, codex := named("claude", usageLimit(reset), done()), named("codex", failed, done())
+	codex.before = func(int) { f.clock.now = f.clock.now.Add(time.Minute) }
+	if _, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A:claude:rate_limited", "A:codex:task_failed", "A:codex:task_done"}
+	if diff := cmp.Diff(want, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+}
+
+// TestEscalationAfterTwoGateFailures: with escalate-after 2, two failed
+// gates move the task's third attempt to the next rung.
+func TestEscalationAfterTwoGateFailures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"})
+	f.gate = &memGate{results: []bool{false, false, true}}
+	claude := named("claude", done())
+	cfg := route.Config{Agent: "claude", Model: "sonnet", Escalate: []string{"sonnet", "opus"}, EscalateAfter: 2, MaxAttempts: 3}
+	if _, err := f.routed(t, cfg, claude); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:gate_failed", "A:gate_failed", "A:task_done"}, f.outcomes()); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"sonnet", "sonnet", "opus"}, claude.models); diff != "" {
+		t.Errorf("models asked for (-want +got):\n%s", diff)
+	}
+	var models []string
+	for _, r := range f.store.history {
+		models = append(models, r.Model)
+	}
+	if diff := cmp.Diff([]string{"sonnet", "sonnet", "opus"}, models); diff != "" {
+		t.Errorf("history's models (-want +got):\n%s", diff)
+	}
+}
+
+// TestOutageIsRetriedOnTheSameAgent: a transient error is no usage
+// limit: the same agent runs again, nobody stands in.
+func TestOutageIsRetriedOnTheSameAgent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"})
+	claude := named("claude", agent.Result{IsError: true, ErrorKind: agent.ErrorTransient, ErrorText: "529 overloaded"}, done())
+	codex := named("codex", done())
+	events, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:claude:transient_error", "A:claude:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if codex.calls != 0 || len(switches(events)) != 0 {
+		t.Errorf("codex ran %d times, switches %v; want none", codex.calls, switches(events))
+	}
+}
+
+// TestEveryAgentLimitedWaitsForTheFirstReset: with no stand-in left the
+// run waits for the first reset, as long as --max-wait allows.
+func TestEveryAgentLimitedWaitsForTheFirstReset(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		maxWait time.Duration
+		wantErr bool
+	}{
+		{"within max-wait", 2 * time.Hour, false},
+		{"beyond max-wait", 30 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A"})
+			f.opts.MaxWait = tc.maxWait
+			now := f.clock.now
+			claude := named("claude", usageLimit(now.Add(5*time.Hour)))
+			codex := named("codex", usageLimit(now.Add(time.Hour)), done())
+			_, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex)
+			if tc.wantErr {
+				if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "every agent that can run A is limited") {
+					t.Fatalf("err = %v, want ErrLimit: every agent limited", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]time.Duration{time.Hour}, f.clock.sleeps); diff != "" {
+				t.Errorf("sleeps (-want +got):\n%s", diff)
+			}
+			want := []string{"A:claude:rate_limited", "A:codex:rate_limited", "A:codex:task_done"}
+			if diff := cmp.Diff(want, f.ran()); diff != "" {
+				t.Errorf("history (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFallbackAfterWaitsFirst: fallback-after is waited before the
+// switch; a limit that resets within it is waited out on the same agent.
+func TestFallbackAfterWaitsFirst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		reset  time.Duration
+		sleeps []time.Duration
+		ran    []string
+	}{
+		{"a long limit: wait, then switch", 5 * time.Hour, []time.Duration{10 * time.Minute},
+			[]string{"A:claude:rate_limited", "A:codex:task_done"}},
+		{"a short one: wait it out", 5 * time.Minute, []time.Duration{5 * time.Minute},
+			[]string{"A:claude:rate_limited", "A:claude:task_done"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A"})
+			f.opts.FallbackAfter = 10 * time.Minute
+			claude := named("claude", usageLimit(f.clock.now.Add(tc.reset)), done())
+			codex := named("codex", done())
+			if _, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.sleeps, f.clock.sleeps); diff != "" {
+				t.Errorf("sleeps (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.ran, f.ran()); diff != "" {
+				t.Errorf("history (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUnavailableStandInIsPassedOver: an agent the run finds not
+// installed is skipped, with a warning.
+func TestUnavailableStandInIsPassedOver(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"})
+	claude := named("claude", usageLimit(f.clock.now.Add(5*time.Hour)))
+	codex, gemini := named("codex", done()), named("gemini", done())
+	var events []Event
+	deps := f.deps(func(e Event) { events = append(events, e) })
+	deps.Agent = claude
+	deps.Agents = map[string]Agent{"claude": claude, "codex": codex, "gemini": gemini}
+	deps.Route = route.New(route.Config{Agent: "claude", Fallback: []string{"codex", "gemini"}})
+	deps.Available = func(name string) error {
+		if name == "codex" {
+			return errors.New("codex is not installed")
+		}
+		return nil
+	}
+	if err := Run(t.Context(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:claude:rate_limited", "A:gemini:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if !slicesContainsSub(f.warns, "codex cannot stand in for claude: codex is not installed") {
+		t.Errorf("warnings = %q, want codex's", f.warns)
+	}
+}
+
+// TestQuotaLineSwitchesBeforeQuotaAction: a protected window past its
+// line is a usage limit to a run with a fallback: the stand-in starts at
+// once, without the wait quota-action asks for.
+func TestQuotaLineSwitchesBeforeQuotaAction(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	f.opts.QuotaReserve = 20
+	reset := f.clock.now.Add(3 * time.Hour)
+	claude := named("claude", quotaResult("five_hour", "allowed", 85, reset))
+	codex := named("codex", done())
+	events, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:claude:task_done", "B:codex:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if len(f.clock.sleeps) != 0 || len(switches(events)) != 1 {
+		t.Errorf("sleeps %v, switches %v; want none and one", f.clock.sleeps, switches(events))
+	}
+	if q := f.store.st.Quota["five_hour"]; q.Agent != "claude" {
+		t.Errorf("the window's agent = %q, want claude", q.Agent)
+	}
+}
+
+// TestTaskNamingAnAgentNotAllowedFails: a task that names an agent the
+// config does not allow fails with the error, and the run goes on.
+func TestTaskNamingAnAgentNotAllowedFails(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	f.plan.p.Tasks[0].Agent, f.plan.p.Tasks[0].Line = "cursor", 4
+	claude := named("claude", done())
+	events, err := f.routed(t, route.Config{Agent: "claude"}, claude)
+	if !errors.Is(err, ErrStuck) {
+		t.Fatalf("err = %v, want ErrStuck: nothing left but a failed task", err)
+	}
+	if diff := cmp.Diff([]string{"B:claude:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	var failed string
+	for _, e := range events {
+		if e.Kind == EventTaskFailed {
+			failed = e.Message
+		}
+	}
+	if !strings.Contains(failed, `/p/prd.json:4: task A: agent "cursor" is not allowed`) {
+		t.Errorf("task_failed = %q", failed)
+	}
+	if ts := f.store.st.Tasks["A"]; !ts.Failed {
+		t.Errorf("A's state = %+v, want failed", ts)
+	}
+}
+
+// TestTaskOwnAgentRunsIt: a task that names an allowed agent runs on it,
+// and the history says so; no switch is reported.
+func TestTaskOwnAgentRunsIt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	f.plan.p.Tasks[1].Agent, f.plan.p.Tasks[1].Model = "codex", "o3"
+	claude, codex := named("claude", done()), named("codex", done())
+	events, err := f.routed(t, route.Config{Agent: "claude", Model: "sonnet", AllowedAgents: []string{"codex"}}, claude, codex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"A:claude:task_done", "B:codex:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if f.store.history[1].Model != "o3" || len(switches(events)) != 0 {
+		t.Errorf("B's model %q, switches %v; want o3 and none", f.store.history[1].Model, switches(events))
+	}
+	if state.OutcomeTaskDone != f.store.history[0].Outcome || f.store.history[0].Model != "sonnet" {
+		t.Errorf("A: %+v", f.store.history[0])
+	}
+}
+
+func slicesContainsSub(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
