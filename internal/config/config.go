@@ -287,7 +287,7 @@ type Notify struct {
 
 // NotifyEvents are the milestones [notify] can announce.
 func NotifyEvents() []string {
-	return []string{"started", "task_done", "task_failed", "waiting_for_limit", "question", "completed", "stopped"}
+	return []string{"started", "task_done", "task_failed", "waiting_for_limit", "agent_switched", "question", "completed", "stopped"}
 }
 
 // Gates is the [gates] section: shell commands run in the project after a

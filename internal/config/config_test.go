@@ -813,7 +813,7 @@ func TestNotifyErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, file, want string }{
 		{"unknown event", "[notify]\nevents = [\"started\", \"done\"]\n",
-			`ralph.toml:2: notify.events: unknown event "done" (valid: started, task_done, task_failed, waiting_for_limit, question, completed, stopped)`},
+			`ralph.toml:2: notify.events: unknown event "done" (valid: started, task_done, task_failed, waiting_for_limit, agent_switched, question, completed, stopped)`},
 		{"not a URL, not repeated", "[notify]\nslack-webhook = \"hooks.slack.com/services/SECRET\"\n",
 			`ralph.toml:2: notify.slack-webhook: want an http:// or https:// URL`},
 		{"unknown key", "[notify]\nslack = \"x\"\n",

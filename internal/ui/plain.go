@@ -101,6 +101,8 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "%s\n", p.color(ansiYellow, "▶ resumed"))
 	case loop.EventTaskSkipped:
 		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "↷ skipped"), e.Task.ID, e.Message)
+	case loop.EventAgentSwitched:
+		fmt.Fprintf(p.w, "  %s %s → %s: %s\n", p.color(ansiYellow, "⇄ agent"), e.From, e.To, e.Message)
 	case loop.EventWorker:
 		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
 	case loop.EventLeftOut:

@@ -56,3 +56,15 @@ func TestPlainLeftOut(t *testing.T) {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 }
+
+// TestPlainAgentSwitched: who hands over to whom, and why.
+func TestPlainAgentSwitched(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventAgentSwitched, From: "claude", To: "codex",
+		Message: "codex stands in for claude, limited until 2026-06-01T17:00:00Z"})
+	want := "  ⇄ agent claude → codex: codex stands in for claude, limited until 2026-06-01T17:00:00Z\n"
+	if out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
