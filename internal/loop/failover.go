@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/route"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -194,4 +195,80 @@ func (r *runner) routeNote() string {
 		return ""
 	}
 	return ", route " + r.deps.Route.Describe()
+}
+
+// reviewerNow is the reviewer of the claim under review, or about to be.
+func (r *runner) reviewerNow() Agent {
+	if r.revCur != nil {
+		return r.revCur
+	}
+	return r.deps.Reviewer
+}
+
+// reviewModelNow is the model asked of reviewerNow.
+func (r *runner) reviewModelNow() string {
+	if r.revCur != nil {
+		return r.revModel
+	}
+	return r.opts.Review.Model
+}
+
+// routeReviewer settles who reviews t's claim (Deps.ReviewRoute): the
+// reviewer, or a stand-in of review.fallback while its limit lasts. When
+// every one is limited it leaves the reviewer as it is: the review waits
+// for its reset (review).
+func (r *runner) routeReviewer(t task.Task) {
+	if r.deps.ReviewRoute == nil {
+		return
+	}
+	for {
+		ch := r.deps.ReviewRoute.For(t, 0, r.deps.Now())
+		if ch.Blocked {
+			return
+		}
+		a, known := r.deps.Reviewers[ch.Agent]
+		if ch.StandIn() {
+			if why := r.unavailable(ch.Agent, known); why != "" {
+				r.deps.ReviewRoute.Unavailable(ch.Agent, why)
+				r.warn("%s cannot stand in for the reviewer %s: %s", ch.Agent, ch.For, why)
+				continue
+			}
+		} else if !known {
+			return
+		}
+		from := r.reviewerNow().Name()
+		if ch.Agent != from && (ch.StandIn() || r.revStandIn) {
+			why := "reviewer: " + ch.Why
+			if !ch.StandIn() {
+				why = "reviewer back to " + ch.Agent + ": its usage limit has reset"
+			}
+			e := Event{Kind: EventAgentSwitched, Iteration: r.st.Iteration, Task: &TaskRef{ID: t.ID, Title: t.Title},
+				From: from, To: ch.Agent, Message: why}
+			if !ch.Until.IsZero() {
+				until := ch.Until
+				e.Until = &until
+			}
+			r.emit(e)
+		}
+		r.revCur, r.revModel, r.revStandIn = a, ch.Model, ch.StandIn()
+		return
+	}
+}
+
+// reviewFailover takes a reviewer's usage limit as ReviewRoute's: true
+// when a stand-in reviews now, false when the review is to wait for the
+// reset as without a fallback.
+func (r *runner) reviewFailover(t task.Task, res agent.Result) bool {
+	if r.deps.ReviewRoute == nil || !r.deps.ReviewRoute.HasFallback() {
+		return false
+	}
+	now := r.deps.Now()
+	until := res.ResetAt
+	if !until.After(now) {
+		until = now.Add(backoff(limitBase, limitCap, r.limitWaits+1))
+	}
+	limited := r.reviewerNow().Name()
+	r.deps.ReviewRoute.Limit(limited, until)
+	r.routeReviewer(t)
+	return r.reviewerNow().Name() != limited
 }

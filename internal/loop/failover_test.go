@@ -381,3 +381,35 @@ func slicesContainsSub(list []string, sub string) bool {
 	}
 	return false
 }
+
+// TestReviewerFailover: the reviewer's usage limit makes review.fallback's
+// agent review the claim at once, with its model; the evidence names it.
+func TestReviewerFailover(t *testing.T) {
+	t.Parallel()
+	f, _, trees := reviewFixture(t)
+	claude := named("claude", usageLimit(f.clock.now.Add(5*time.Hour)))
+	codex := named("codex", verdict("<promise>SHIP</promise>", 0.25))
+	var events []Event
+	deps := Deps{Agent: f.agent, Plan: f.plan, Store: f.store, Repo: f.repo, Now: f.clock.Now, Sleep: f.clock.Sleep,
+		Jitter:   func(time.Duration) time.Duration { return 0 },
+		Reviewer: claude, Trees: trees,
+		Reviewers:   map[string]Agent{"claude": claude, "codex": codex},
+		ReviewRoute: route.New(route.Config{Agent: "claude", Model: "m", Fallback: []string{"codex:o3"}}),
+		Emit:        func(e Event) { events = append(events, e) }}
+	if err := Run(t.Context(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"A:task_done"}, f.outcomes()); d != "" {
+		t.Errorf("outcomes (-want +got):\n%s", d)
+	}
+	rev := f.store.history[0].Review
+	if rev == nil || rev.Verdict != "SHIP" || rev.Agent != "codex" || rev.Model != "o3" {
+		t.Errorf("review evidence = %+v, want SHIP by codex/o3", rev)
+	}
+	if diff := cmp.Diff([]string{"claude→codex"}, switches(events)); diff != "" {
+		t.Errorf("switches (-want +got):\n%s", diff)
+	}
+	if len(f.clock.sleeps) != 0 || codex.models[0] != "o3" {
+		t.Errorf("sleeps %v, codex's model %q; want none and o3", f.clock.sleeps, codex.models[0])
+	}
+}

@@ -130,6 +130,11 @@ type Deps struct {
 	// are the agents it may name, by name.
 	Route  Route
 	Agents map[string]Agent
+	// ReviewRoute, when set, says which of Reviewers (by name) reviews
+	// a claim, as Route does for the agent: review.fallback's stand in
+	// while the reviewer's usage limit lasts.
+	ReviewRoute Route
+	Reviewers   map[string]Agent
 	// Available, when set, says whether an agent can stand in for a
 	// limited one (installed, logged in): nil when it can.
 	Available func(name string) error
@@ -243,6 +248,11 @@ type runner struct {
 	curModel  string
 	standIn   bool
 	available map[string]string
+	// revCur, revModel and revStandIn are the same of the reviewer
+	// (Deps.ReviewRoute); nil: Deps.Reviewer and Options.Review.Model.
+	revCur     Agent
+	revModel   string
+	revStandIn bool
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -280,6 +290,16 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 		agents[deps.Agent.Name()] = deps.Agent
 	}
 	deps.Agents = agents
+	reviewers := map[string]Agent{}
+	for name, a := range deps.Reviewers {
+		reviewers[name] = priced(a, opts.Prices)
+	}
+	if deps.Reviewer != nil {
+		if _, ok := reviewers[deps.Reviewer.Name()]; !ok {
+			reviewers[deps.Reviewer.Name()] = deps.Reviewer
+		}
+	}
+	deps.Reviewers = reviewers
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}

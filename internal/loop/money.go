@@ -135,9 +135,11 @@ func costSource(res agent.Result) string {
 // priceWarnings shows, once per model, that a model has no price.
 func (r *runner) priceWarnings() {
 	agents := []Agent{r.deps.Agent, r.deps.Reviewer}
-	for _, name := range slices.Sorted(maps.Keys(r.deps.Agents)) {
-		if a := r.deps.Agents[name]; a != r.deps.Agent {
-			agents = append(agents, a)
+	for _, m := range []map[string]Agent{r.deps.Agents, r.deps.Reviewers} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if a := m[name]; !slices.Contains(agents, a) {
+				agents = append(agents, a)
+			}
 		}
 	}
 	for _, a := range agents {
