@@ -413,3 +413,70 @@ func TestReviewerFailover(t *testing.T) {
 		t.Errorf("sleeps %v, codex's model %q; want none and o3", f.clock.sleeps, codex.models[0])
 	}
 }
+
+// renamed is an agent under another name.
+type renamed struct {
+	Agent
+	name string
+}
+
+func (a renamed) Name() string { return a.name }
+
+// TestParallelFailover: with --parallel, the workers' tasks cut off by
+// claude's limit start again on codex, and the history says who ran each.
+func TestParallelFailover(t *testing.T) {
+	t.Parallel()
+	clock := &syncClock{fakeClock: fakeClock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}}
+	f := newParFixture(t, ids("A", "B")...)
+	both := barrier(f.agent, 2)
+	f.agent.work = both // the limits come once both run
+	claude := renamed{&limitAgent{treeAgent: f.agent, reset: clock.now.Add(5 * time.Hour)}, "claude"}
+	codex := renamed{&treeAgent{}, "codex"}
+	opts := Options{Dir: "/repo", Commit: true, MaxAttempts: 3, MaxWait: time.Hour}
+	deps := Deps{Agent: claude, Plan: f.plan, Store: f.store, Repo: f.main, Now: clock.Now, Sleep: clock.Sleep,
+		Jitter: func(time.Duration) time.Duration { return 0 },
+		Agents: map[string]Agent{"claude": claude, "codex": codex},
+		Route:  route.New(route.Config{Agent: "claude", Fallback: []string{"codex"}}),
+		Emit:   func(e Event) { f.mu.Lock(); f.events = append(f.events, e); f.mu.Unlock() }}
+	err := RunParallel(t.Context(), opts, deps, Parallel{Workers: 2, Worktrees: f.trees, Root: "/repo", Dir: "/repo/.ralph/worktrees"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, r := range f.store.history {
+		got[r.TaskID] = append(got[r.TaskID], r.Agent+":"+string(r.Outcome))
+	}
+	want := map[string][]string{"A": {"claude:rate_limited", "codex:task_done"}, "B": {"claude:rate_limited", "codex:task_done"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if len(clock.sleeps) != 0 {
+		t.Errorf("sleeps = %v, want none", clock.sleeps)
+	}
+}
+
+// TestPreviewNamesTheRoutedAgent: --dry-run shows the agent and model
+// the task starts on, and the rule.
+func TestPreviewNamesTheRoutedAgent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"})
+	f.plan.p.Tasks[0].Agent, f.plan.p.Tasks[0].Model = "codex", "o3"
+	claude, codex := named("claude", done()), named("codex", done())
+	deps := f.deps(nil)
+	deps.Agent, deps.Agents = claude, map[string]Agent{"claude": claude, "codex": codex}
+	deps.Route = route.New(route.Config{Agent: "claude", Fallback: []string{"codex"}})
+	next, err := Preview(f.opts, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Request.Model != "o3" || next.Route != "claude; on a usage limit: codex" || next.Why != "the task's" {
+		t.Errorf("preview: model %q, route %q, why %q", next.Request.Model, next.Route, next.Why)
+	}
+	if codex.calls != 0 || claude.calls != 0 {
+		t.Error("a preview ran an agent")
+	}
+	f.plan.p.Tasks[0].Agent = "cursor"
+	if _, err := Preview(f.opts, deps); err == nil || !strings.Contains(err.Error(), `agent "cursor" is not allowed`) {
+		t.Errorf("a task naming an agent not allowed: %v", err)
+	}
+}

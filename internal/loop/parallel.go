@@ -258,6 +258,12 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			}
 			return started, nil
 		}
+		if ok, err := r.routeTask(ctx, t); err != nil || !ok {
+			if err != nil {
+				return started, err
+			}
+			continue // t failed its check: pick again
+		}
 		if name, _, _ := r.quotaHold(r.agentNow().Name()); name != "" {
 			// No new start while a protected window is past its line:
 			// the running tasks finish first, then the run waits for the
@@ -280,6 +286,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		if err != nil {
 			return started, err
 		}
+		w.cur, w.curModel, w.standIn = r.cur, r.curModel, r.standIn
 		running[t.ID] = slot
 		p.setCurrent(running)
 		if err := r.save(); err != nil {

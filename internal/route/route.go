@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/config"
@@ -94,6 +95,9 @@ func (c Choice) StandIn() bool { return c.Agent != c.For && !c.Blocked }
 // started on a stand-in finishes there: the run goes back to a reset
 // agent at the next task.
 type Rule struct {
+	// mu guards the memory below: --parallel workers' reviewers ask at
+	// once.
+	mu       sync.Mutex
 	cfg      Config
 	fallback []Pair
 	escalate []Pair
@@ -129,6 +133,8 @@ func (r *Rule) HasFallback() bool { return len(r.fallback) > 0 }
 
 // Limit records that agent is limited until the given time.
 func (r *Rule) Limit(agent string, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if until.After(r.limits[agent]) {
 		r.limits[agent] = until
 	}
@@ -136,10 +142,20 @@ func (r *Rule) Limit(agent string, until time.Time) {
 
 // Unavailable records that agent cannot stand in (not installed, not
 // logged in): the rule passes over it from now on.
-func (r *Rule) Unavailable(agent, why string) { r.unavailable[agent] = why }
+func (r *Rule) Unavailable(agent, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unavailable[agent] = why
+}
 
 // LimitedUntil is when agent's limit ends; zero when it has none at now.
 func (r *Rule) LimitedUntil(agent string, now time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.limitedUntil(agent, now)
+}
+
+func (r *Rule) limitedUntil(agent string, now time.Time) time.Time {
 	if u := r.limits[agent]; u.After(now) {
 		return u
 	}
@@ -195,6 +211,8 @@ func (r *Rule) ladder(start Pair) []Pair {
 // now. It remembers the answer: a later call for the same task keeps a
 // stand-in while it is usable.
 func (r *Rule) For(t task.Task, failed int, now time.Time) Choice {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	c := r.choose(t, failed, now)
 	r.lastTask, r.lastAgent = t.ID, c.Agent
 	return c
@@ -213,7 +231,7 @@ func (r *Rule) choose(t task.Task, failed int, now time.Time) Choice {
 	standIn := func(a string) Choice {
 		c.Agent, c.Model = a, r.modelOn(a, rung)
 		c.Why = a + " stands in for " + want.Agent
-		if u := r.LimitedUntil(want.Agent, now); !u.IsZero() {
+		if u := r.limitedUntil(want.Agent, now); !u.IsZero() {
 			c.Until = u
 			c.Why += ", limited until " + u.Format(time.RFC3339)
 		} else {
@@ -250,6 +268,13 @@ func (r *Rule) choose(t task.Task, failed int, now time.Time) Choice {
 	}
 	c.Why = "every agent that can run the task is limited"
 	return c
+}
+
+// Start is who t starts on, no agent limited: for --dry-run and `ralph
+// tasks show`. It remembers nothing.
+func (r *Rule) Start(t task.Task) Choice {
+	fresh := &Rule{cfg: r.cfg, fallback: r.fallback, escalate: r.escalate}
+	return fresh.choose(t, 0, time.Time{})
 }
 
 // isFallback reports whether agent is one of the fallback list's.

@@ -302,3 +302,17 @@ func TestAgents(t *testing.T) {
 		t.Errorf("Agents (-want +got):\n%s", diff)
 	}
 }
+
+// TestStartRemembersNothing: Start is who a task starts on, whatever is
+// limited, and changes nothing For remembers.
+func TestStartRemembersNothing(t *testing.T) {
+	t.Parallel()
+	r := New(Config{Agent: "claude", Fallback: []string{"codex"}})
+	r.Limit("claude", t0.Add(time.Hour))
+	if c := r.Start(task.Task{ID: "A"}); c.Agent != "claude" || c.StandIn() {
+		t.Errorf("Start = %+v, want claude", c)
+	}
+	if c := r.For(task.Task{ID: "A"}, 0, t0); c.Agent != "codex" {
+		t.Errorf("For = %s, want codex", c.Agent)
+	}
+}
