@@ -19,8 +19,10 @@ type Route interface {
 	Limit(agent string, until time.Time)
 	Unavailable(agent, why string)
 	HasFallback() bool
-	// Check says what is wrong with what t names in the plan at path.
+	// Check says what is wrong with what t names in the plan at path;
+	// CheckPlan the same of every open task of p.
 	Check(path string, t task.Task) error
+	CheckPlan(p *task.Plan) error
 	Describe() string
 }
 

@@ -81,6 +81,8 @@ func TestFailoverFinishesThePlanOnAStandIn(t *testing.T) {
 	f := newFixture(t, []string{"A", "B", "C"})
 	reset := f.clock.now.Add(5 * time.Hour)
 	claude, codex := named("claude", usageLimit(reset)), named("codex", done())
+	var current []string // state.json's, as each of codex's runs starts
+	codex.before = func(int) { current = append(current, f.store.st.CurrentAgent+":"+f.store.st.CurrentModel) }
 	events, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex:gpt-5"}}, claude, codex)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +104,9 @@ func TestFailoverFinishesThePlanOnAStandIn(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"gpt-5", "gpt-5", "gpt-5"}, codex.models); diff != "" {
 		t.Errorf("codex's models (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"codex:gpt-5", "codex:gpt-5", "codex:gpt-5"}, current); diff != "" {
+		t.Errorf("state.json's current agent (-want +got):\n%s", diff)
 	}
 	if h := f.store.history[1]; h.Model != "gpt-5" {
 		t.Errorf("history names model %q, want gpt-5", h.Model)
@@ -323,18 +328,24 @@ func TestQuotaLineSwitchesBeforeQuotaAction(t *testing.T) {
 	}
 }
 
-// TestTaskNamingAnAgentNotAllowedFails: a task that names an agent the
-// config does not allow fails with the error, and the run goes on.
+// TestTaskNamingAnAgentNotAllowedFails: a task that comes to name an
+// agent the config does not allow (an edit during the run) fails with the
+// error, and the run goes on.
 func TestTaskNamingAnAgentNotAllowedFails(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, []string{"A", "B"})
-	f.plan.p.Tasks[0].Agent, f.plan.p.Tasks[0].Line = "cursor", 4
+	f := newFixture(t, []string{"A", "B", "C"})
+	f.plan.p.Tasks[1].Line = 4
 	claude := named("claude", done())
+	claude.before = func(n int) {
+		if n == 1 {
+			f.plan.p.Tasks[1].Agent = "cursor"
+		}
+	}
 	events, err := f.routed(t, route.Config{Agent: "claude"}, claude)
 	if !errors.Is(err, ErrStuck) {
 		t.Fatalf("err = %v, want ErrStuck: nothing left but a failed task", err)
 	}
-	if diff := cmp.Diff([]string{"B:claude:task_done"}, f.ran()); diff != "" {
+	if diff := cmp.Diff([]string{"A:claude:task_done", "C:claude:task_done"}, f.ran()); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 	var failed string
@@ -343,11 +354,11 @@ func TestTaskNamingAnAgentNotAllowedFails(t *testing.T) {
 			failed = e.Message
 		}
 	}
-	if !strings.Contains(failed, `/p/prd.json:4: task A: agent "cursor" is not allowed`) {
+	if !strings.Contains(failed, `/p/prd.json:4: task B: agent "cursor" is not allowed`) {
 		t.Errorf("task_failed = %q", failed)
 	}
-	if ts := f.store.st.Tasks["A"]; !ts.Failed {
-		t.Errorf("A's state = %+v, want failed", ts)
+	if ts := f.store.st.Tasks["B"]; !ts.Failed {
+		t.Errorf("B's state = %+v, want failed", ts)
 	}
 }
 
@@ -478,5 +489,56 @@ func TestPreviewNamesTheRoutedAgent(t *testing.T) {
 	f.plan.p.Tasks[0].Agent = "cursor"
 	if _, err := Preview(f.opts, deps); err == nil || !strings.Contains(err.Error(), `agent "cursor" is not allowed`) {
 		t.Errorf("a task naming an agent not allowed: %v", err)
+	}
+}
+
+// TestCrashedStandInIsRecordedAsItsOwn: the line of a run that died while
+// a stand-in worked names the stand-in, not the run's agent.
+func TestCrashedStandInIsRecordedAsItsOwn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A"}, done())
+	f.store.st = state.State{RunID: "dead-run", Status: state.StatusRunning, Agent: "claude", Model: "opus",
+		Iteration: 1, CurrentTask: "A", CurrentAgent: "codex", CurrentModel: "gpt-5", PID: 4242, UpdatedAt: f.clock.now}
+	if err := f.run(t); err != nil {
+		t.Fatal(err)
+	}
+	if h := f.store.history[0]; h.Agent != "codex" || h.Model != "gpt-5" || h.Outcome != state.OutcomeInterrupted {
+		t.Errorf("the dead run's line: %s:%s %s, want codex:gpt-5 interrupted", h.Agent, h.Model, h.Outcome)
+	}
+}
+
+// TestRouteIsCheckedBeforeAnything: a task naming an agent the config
+// does not allow, or one whose ladder max-attempts cuts short, stops the
+// run before any agent runs or any state is written.
+func TestRouteIsCheckedBeforeAnything(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  route.Config
+		want []string
+	}{
+		{"an agent not allowed", route.Config{Agent: "claude"}, []string{`/p/prd.json:4: task B: agent "cursor" is not allowed`}},
+		{"a ladder too long", route.Config{Agent: "claude", Escalate: []string{"sonnet", "opus"}, EscalateAfter: 2, MaxAttempts: 3},
+			[]string{"/p/prd.json:2: task A:", "max-attempts", "escalate-after 2", "escalate (sonnet, opus)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, []string{"A", "B"})
+			f.plan.p.Tasks[0].Line = 2
+			f.plan.p.Tasks[1].Line = 4
+			if len(tc.cfg.Escalate) == 0 {
+				f.plan.p.Tasks[1].Agent = "cursor"
+			}
+			claude := named("claude", done())
+			_, err := f.routed(t, tc.cfg, claude)
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want it to say %q", err, w)
+				}
+			}
+			if claude.calls != 0 || len(f.store.history) != 0 || f.store.st.RunID != "" {
+				t.Errorf("%d agent runs, %d history lines, state %q: want none", claude.calls, len(f.store.history), f.store.st.RunID)
+			}
+		})
 	}
 }

@@ -38,6 +38,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	r.st.Iteration++
 	r.st.Totals.Iterations++
 	r.st.CurrentTask = t.ID
+	r.st.CurrentAgent, r.st.CurrentModel = "", ""
+	if r.cur != nil && (r.cur.Name() != r.st.Agent || r.curModel != r.st.Model) {
+		r.st.CurrentAgent, r.st.CurrentModel = r.cur.Name(), r.curModel
+	}
 	// Written while the agent starts: see saveAsync.
 	if err := r.saveAsync(); err != nil {
 		return iteration{}, err

@@ -358,6 +358,13 @@ func (r *runner) run(ctx context.Context) error {
 // start loads what earlier runs left, checks the gates on the starting
 // tree, and records the new run.
 func (r *runner) start(ctx context.Context) error {
+	if rt := r.deps.Route; rt != nil {
+		// Before anything is written or run: a task names an agent or a
+		// model the config does not allow, or cannot climb its ladder.
+		if err := rt.CheckPlan(r.deps.Plan.Plan()); err != nil {
+			return err
+		}
+	}
 	prev, err := r.deps.Store.LoadState()
 	if err != nil {
 		return err
@@ -617,7 +624,7 @@ func (r *runner) finish(err error) error {
 		r.st.Message = runMessage(err)
 	}
 	if len(r.st.Accepting) == 0 {
-		r.st.CurrentTask = ""
+		r.st.CurrentTask, r.st.CurrentAgent, r.st.CurrentModel = "", "", ""
 	} // else it stops inside an acceptance (its history line failed): the next run finishes it, as after a crash
 	r.st.WaitingUntil = nil
 	if p, ok := r.deps.Store.(preparer); ok {
