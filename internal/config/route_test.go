@@ -69,3 +69,22 @@ func TestReviewFallback(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitAgentModel: an entry splits into an agent and a model that
+// put together give it back, and a bare model is the whole entry.
+func FuzzSplitAgentModel(f *testing.F) {
+	for _, s := range []string{"codex", "codex:gpt-5", "opus", "qwen3:8b", "opencode:ollama/qwen3:8b", ":", "codex:", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		agent, model := SplitAgentModel(entry)
+		switch {
+		case agent == "" && model != entry:
+			t.Errorf("%q: no agent, model %q: want the whole entry", entry, model)
+		case agent != "" && model == "" && entry != agent && entry != agent+":":
+			t.Errorf("%q: agent %q alone", entry, agent)
+		case agent != "" && model != "" && entry != agent+":"+model:
+			t.Errorf("%q: %q + %q do not give it back", entry, agent, model)
+		}
+	})
+}

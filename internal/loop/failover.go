@@ -114,6 +114,10 @@ func (r *runner) switchTo(t task.Task, ch route.Choice, a Agent) {
 		r.emit(e)
 	}
 	r.cur, r.curModel, r.standIn = a, ch.Model, ch.StandIn()
+	r.onNote = "on " + route.Pair{Agent: ch.Agent, Model: ch.Model}.String()
+	if ch.StandIn() || ch.Rung > 0 {
+		r.onNote += " (" + ch.Why + ")"
+	}
 }
 
 // waitForAgents waits for the first reset of the agents that could run

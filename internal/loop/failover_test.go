@@ -163,7 +163,8 @@ func TestEscalationAfterTwoGateFailures(t *testing.T) {
 	f.gate = &memGate{results: []bool{false, false, true}}
 	claude := named("claude", done())
 	cfg := route.Config{Agent: "claude", Model: "sonnet", Escalate: []string{"sonnet", "opus"}, EscalateAfter: 2, MaxAttempts: 3}
-	if _, err := f.routed(t, cfg, claude); err != nil {
+	events, err := f.routed(t, cfg, claude)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"A:gate_failed", "A:gate_failed", "A:task_done"}, f.outcomes()); diff != "" {
@@ -178,6 +179,16 @@ func TestEscalationAfterTwoGateFailures(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"sonnet", "sonnet", "opus"}, models); diff != "" {
 		t.Errorf("history's models (-want +got):\n%s", diff)
+	}
+	var on []string
+	for _, e := range events {
+		if e.Kind == EventIterationStarted {
+			on = append(on, e.Message)
+		}
+	}
+	want := []string{"on claude:sonnet", "on claude:sonnet", "on claude:opus (escalated to rung 1 of 1 after 2 failed attempts)"}
+	if diff := cmp.Diff(want, on); diff != "" {
+		t.Errorf("iteration_started (-want +got):\n%s", diff)
 	}
 }
 

@@ -47,7 +47,8 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 		return iteration{}, err
 	}
 	ref := &TaskRef{ID: t.ID, Title: t.Title}
-	r.emit(Event{Kind: EventIterationStarted, Iteration: r.st.Iteration, MaxIterations: r.opts.MaxIterations, Task: ref})
+	r.emit(Event{Kind: EventIterationStarted, Iteration: r.st.Iteration, MaxIterations: r.opts.MaxIterations, Task: ref,
+		Message: r.onNote})
 
 	req, err := r.request(t)
 	if err != nil {

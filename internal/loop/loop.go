@@ -253,6 +253,9 @@ type runner struct {
 	revCur     Agent
 	revModel   string
 	revStandIn bool
+	// onNote says who runs the iteration about to start, when a route
+	// chose: "on codex:gpt-5 (codex stands in for claude, ...)".
+	onNote string
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {

@@ -286,7 +286,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		if err != nil {
 			return started, err
 		}
-		w.cur, w.curModel, w.standIn = r.cur, r.curModel, r.standIn
+		w.cur, w.curModel, w.standIn, w.onNote = r.cur, r.curModel, r.standIn, r.onNote
 		running[t.ID] = slot
 		p.setCurrent(running)
 		if err := r.save(); err != nil {

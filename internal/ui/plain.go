@@ -69,7 +69,11 @@ func (p *Plain) Handle(e loop.Event) {
 		if e.MaxIterations > 0 {
 			bound = fmt.Sprintf("/%d", e.MaxIterations)
 		}
-		fmt.Fprintf(p.w, "%s %s %s\n", p.color(ansiBold, fmt.Sprintf("[%d%s]", e.Iteration, bound)), e.Task.ID, e.Task.Title)
+		on := ""
+		if e.Message != "" {
+			on = " · " + e.Message // the agent and model a route chose
+		}
+		fmt.Fprintf(p.w, "%s %s %s%s\n", p.color(ansiBold, fmt.Sprintf("[%d%s]", e.Iteration, bound)), e.Task.ID, e.Task.Title, on)
 	case loop.EventAgent:
 		p.agentLine(e.Agent)
 	case loop.EventIterationEnded:
