@@ -19,6 +19,7 @@ type Route interface {
 	Limit(agent string, until time.Time)
 	Unavailable(agent, why string)
 	HasFallback() bool
+	Escalates() bool
 	// Check says what is wrong with what t names in the plan at path;
 	// CheckPlan the same of every open task of p.
 	Check(path string, t task.Task) error
@@ -114,9 +115,14 @@ func (r *runner) switchTo(t task.Task, ch route.Choice, a Agent) {
 		r.emit(e)
 	}
 	r.cur, r.curModel, r.standIn = a, ch.Model, ch.StandIn()
-	r.onNote = "on " + route.Pair{Agent: ch.Agent, Model: ch.Model}.String()
-	if ch.StandIn() || ch.Rung > 0 {
-		r.onNote += " (" + ch.Why + ")"
+	r.onNote = ""
+	if ch.Agent != r.deps.Agent.Name() || ch.Model != r.opts.Model {
+		// Only what differs from the run's agent and model, as the
+		// header names them.
+		r.onNote = "on " + route.Pair{Agent: ch.Agent, Model: ch.Model}.String()
+		if ch.StandIn() || ch.Rung > 0 {
+			r.onNote += " (" + ch.Why + ")"
+		}
 	}
 }
 
@@ -197,8 +203,8 @@ func (r *runner) failTask(t task.Task, why string) error {
 // routeNote says in the run's header which agents and models run the
 // tasks, when a route decides it.
 func (r *runner) routeNote() string {
-	if r.deps.Route == nil {
-		return ""
+	if rt := r.deps.Route; rt == nil || !rt.HasFallback() && !rt.Escalates() {
+		return "" // the run's agent runs every task its plan does not give another
 	}
 	return ", route " + r.deps.Route.Describe()
 }

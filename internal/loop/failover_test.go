@@ -186,6 +186,9 @@ func TestEscalationAfterTwoGateFailures(t *testing.T) {
 			on = append(on, e.Message)
 		}
 	}
+	if !strings.Contains(events[0].Message, "route claude:sonnet → opus after 2 failures") {
+		t.Errorf("run_started = %q, want the route", events[0].Message)
+	}
 	want := []string{"on claude:sonnet", "on claude:sonnet", "on claude:opus (escalated to rung 1 of 1 after 2 failed attempts)"}
 	if diff := cmp.Diff(want, on); diff != "" {
 		t.Errorf("iteration_started (-want +got):\n%s", diff)
@@ -551,5 +554,25 @@ func TestRouteIsCheckedBeforeAnything(t *testing.T) {
 				t.Errorf("%d agent runs, %d history lines, state %q: want none", claude.calls, len(f.store.history), f.store.st.RunID)
 			}
 		})
+	}
+}
+
+// TestPlainRouteSaysNothingNew: a route with no fallback and no ladder,
+// on tasks that name nothing, adds nothing to what a run says.
+func TestPlainRouteSaysNothingNew(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	f.opts.Model = "sonnet"
+	events, err := f.routed(t, route.Config{Agent: "claude", Model: "sonnet"}, named("claude", done()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Kind == EventRunStarted && strings.Contains(e.Message, "route") || e.Kind == EventIterationStarted && e.Message != "" {
+			t.Errorf("%s says %q", e.Kind, e.Message)
+		}
+	}
+	if diff := cmp.Diff([]string{"A:claude:task_done", "B:claude:task_done"}, f.ran()); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
 	}
 }

@@ -131,6 +131,9 @@ func New(c Config) *Rule {
 // HasFallback reports whether a usage limit can switch agents.
 func (r *Rule) HasFallback() bool { return len(r.fallback) > 0 }
 
+// Escalates reports whether a failing task climbs a ladder.
+func (r *Rule) Escalates() bool { return len(r.escalate) > 0 }
+
 // Limit records that agent is limited until the given time.
 func (r *Rule) Limit(agent string, until time.Time) {
 	r.mu.Lock()
