@@ -59,9 +59,6 @@ func FormatCost(usd float64, source string) string {
 // QuotaWindow is the latest known state of one of the account's usage
 // windows (five_hour, seven_day, ...), as the agent last reported it.
 type QuotaWindow struct {
-	// Agent is the agent that reported the window: its account's. Empty
-	// in a state an older ralph wrote: the run's agent's.
-	Agent string `json:"agent,omitempty"`
 	// Status is allowed, allowed_warning or rejected.
 	Status string `json:"status"`
 	// Utilization is the share of the window used, in percent, where the
@@ -74,6 +71,9 @@ type QuotaWindow struct {
 	Step *float64 `json:"step,omitempty"`
 	// UpdatedAt is when the agent reported it.
 	UpdatedAt time.Time `json:"updated_at"`
+	// Agent is the agent that reported the window: its account's. Empty
+	// in a state an older ralph wrote: the run's agent's.
+	Agent string `json:"agent,omitempty"`
 }
 
 // String is the window's state in a few words: "allowed_warning, 85% used,
