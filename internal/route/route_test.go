@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/task"
 )
 
@@ -314,5 +315,26 @@ func TestStartRemembersNothing(t *testing.T) {
 	}
 	if c := r.For(task.Task{ID: "A"}, 0, t0); c.Agent != "codex" {
 		t.Errorf("For = %s, want codex", c.Agent)
+	}
+}
+
+// TestFromConfig: the run's rule from its config and command line; the
+// reviewer's from [review], its fallback the run's while it is the run's
+// agent.
+func TestFromConfig(t *testing.T) {
+	t.Parallel()
+	c := config.Defaults()
+	c.Agent, c.Model = "claude", "sonnet"
+	c.Fallback, c.Escalate, c.EscalateAfter, c.MaxAttempts = []string{"codex"}, []string{"opus"}, 1, 3
+	r := New(FromConfig(c, "", "haiku"))
+	if got := r.Describe(); got != "claude:haiku → opus after 1 failure; on a usage limit: codex" {
+		t.Errorf("run's rule: %q", got)
+	}
+	if got := New(ForReview(c)).Describe(); got != "claude; on a usage limit: codex" {
+		t.Errorf("reviewer's rule, review.agent empty: %q", got)
+	}
+	c.Review.Agent, c.Review.Model = "gemini", "pro"
+	if got := New(ForReview(c)).Describe(); got != "gemini:pro" {
+		t.Errorf("reviewer's rule, review.agent gemini: %q", got)
 	}
 }
