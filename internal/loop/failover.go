@@ -101,10 +101,14 @@ func (r *runner) unavailable(name string, known bool) string {
 // stand-in takes over or gives back.
 func (r *runner) switchTo(t task.Task, ch route.Choice, a Agent) {
 	from := r.agentNow().Name()
-	if ch.Agent != from && (ch.StandIn() || r.standIn) {
+	if ch.Agent != from && (ch.StandIn() || r.standIn != "") {
 		why := ch.Why
-		if !ch.StandIn() {
+		switch {
+		case ch.StandIn():
+		case ch.Agent == r.standIn:
 			why = "back to " + ch.Agent + ": its usage limit has reset"
+		default:
+			why = ch.Agent + " runs the next task (" + ch.Why + ")"
 		}
 		e := Event{Kind: EventAgentSwitched, Iteration: r.st.Iteration, Task: &TaskRef{ID: t.ID, Title: t.Title},
 			From: from, To: ch.Agent, Message: why}
@@ -114,7 +118,10 @@ func (r *runner) switchTo(t task.Task, ch route.Choice, a Agent) {
 		}
 		r.emit(e)
 	}
-	r.cur, r.curModel, r.standIn = a, ch.Model, ch.StandIn()
+	r.cur, r.curModel, r.standIn = a, ch.Model, ""
+	if ch.StandIn() {
+		r.standIn = ch.For
+	}
 	r.onNote = ""
 	if ch.Agent != r.deps.Agent.Name() || ch.Model != r.opts.Model {
 		// Only what differs from the run's agent and model, as the

@@ -135,6 +135,11 @@ func TestFailoverGoesBackAtTheNextTask(t *testing.T) {
 	if diff := cmp.Diff([]string{"claude→codex", "codex→claude"}, switches(events)); diff != "" {
 		t.Errorf("switches (-want +got):\n%s", diff)
 	}
+	for _, e := range events {
+		if e.Kind == EventAgentSwitched && e.To == "claude" && (e.Message != "back to claude: its usage limit has reset" || e.Task.ID != "B") {
+			t.Errorf("the switch back: %q on %v", e.Message, e.Task)
+		}
+	}
 }
 
 // TestFailoverKeepsATaskOnItsStandIn: a task the stand-in took finishes

@@ -242,11 +242,12 @@ type runner struct {
 	left *leftOut
 	// cur and curModel are the agent and model of the iteration the
 	// route chose (failover.go); nil: Deps.Agent and Options.Model.
-	// standIn: cur stands in for a limited agent. available is why each
+	// standIn is the limited agent cur stands in for; "" when it does
+	// not stand in. available is why each
 	// agent asked about cannot stand in ("" when it can).
 	cur       Agent
 	curModel  string
-	standIn   bool
+	standIn   string
 	available map[string]string
 	// revCur, revModel and revStandIn are the same of the reviewer
 	// (Deps.ReviewRoute); nil: Deps.Reviewer and Options.Review.Model.
