@@ -232,7 +232,8 @@ func (r *runner) reviewModelNow() string {
 	return r.opts.Review.Model
 }
 
-// routeReviewer settles who reviews t's claim (Deps.ReviewRoute): the
+// routeReviewer settles who reviews t's claim (Deps.ReviewRoute; an
+// empty t: the end review's round): the
 // reviewer, or a stand-in of review.fallback while its limit lasts. When
 // every one is limited it leaves the reviewer as it is: the review waits
 // for its reset (review).
@@ -261,8 +262,10 @@ func (r *runner) routeReviewer(t task.Task) {
 			if !ch.StandIn() {
 				why = "reviewer back to " + ch.Agent + ": its usage limit has reset"
 			}
-			e := Event{Kind: EventAgentSwitched, Iteration: r.st.Iteration, Task: &TaskRef{ID: t.ID, Title: t.Title},
-				From: from, To: ch.Agent, Message: why}
+			e := Event{Kind: EventAgentSwitched, Iteration: r.st.Iteration, From: from, To: ch.Agent, Message: why}
+			if t.ID != "" { // "": the end review, of no one task
+				e.Task = &TaskRef{ID: t.ID, Title: t.Title}
+			}
 			if !ch.Until.IsZero() {
 				until := ch.Until
 				e.Until = &until

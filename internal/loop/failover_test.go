@@ -581,3 +581,35 @@ func TestPlainRouteSaysNothingNew(t *testing.T) {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 }
+
+// TestEndReviewFailover: an end reviewer's usage limit hands its focus to
+// review.fallback's agent, without a wait; the others keep their verdicts.
+func TestEndReviewFailover(t *testing.T) {
+	t.Parallel()
+	f, plan, trees := endFixture(t, 2, "tests", "docs")
+	limited := newFocusReviewer(func(focus string, n int) agent.Result {
+		if focus == "docs" {
+			return usageLimit(f.clock.now.Add(5 * time.Hour))
+		}
+		return ship()
+	})
+	standIn := newFocusReviewer(func(string, int) agent.Result { return ship() })
+	var events []Event
+	deps := Deps{Agent: f.agent, Plan: plan, Store: f.store, Repo: f.repo, Trees: trees, Reviewer: limited,
+		Reviewers:   map[string]Agent{"rev": limited, "codex": renamed{standIn, "codex"}},
+		ReviewRoute: route.New(route.Config{Agent: "rev", Fallback: []string{"codex"}}),
+		Now:         f.clock.Now, Sleep: f.clock.Sleep, Jitter: func(time.Duration) time.Duration { return 0 },
+		Emit:        func(e Event) { events = append(events, e) }}
+	if err := Run(t.Context(), f.opts, deps); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int{"docs": 1}, standIn.calls); d != "" {
+		t.Errorf("the stand-in's runs (-want +got):\n%s", d)
+	}
+	if len(f.clock.sleeps) != 0 {
+		t.Errorf("sleeps = %v, want none", f.clock.sleeps)
+	}
+	if d := cmp.Diff([]string{"rev→codex"}, switches(events)); d != "" {
+		t.Errorf("switches (-want +got):\n%s", d)
+	}
+}
