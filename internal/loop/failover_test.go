@@ -599,7 +599,7 @@ func TestEndReviewFailover(t *testing.T) {
 		Reviewers:   map[string]Agent{"rev": limited, "codex": renamed{standIn, "codex"}},
 		ReviewRoute: route.New(route.Config{Agent: "rev", Fallback: []string{"codex"}}),
 		Now:         f.clock.Now, Sleep: f.clock.Sleep, Jitter: func(time.Duration) time.Duration { return 0 },
-		Emit:        func(e Event) { events = append(events, e) }}
+		Emit: func(e Event) { events = append(events, e) }}
 	if err := Run(t.Context(), f.opts, deps); err != nil {
 		t.Fatal(err)
 	}
