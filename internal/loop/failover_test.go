@@ -613,3 +613,28 @@ func TestEndReviewFailover(t *testing.T) {
 		t.Errorf("switches (-want +got):\n%s", d)
 	}
 }
+
+// TestStandInIsPriced: a stand-in's tokens are priced by its model, and a
+// model without a price is said once, whichever map the agent came from.
+func TestStandInIsPriced(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, []string{"A", "B"})
+	f.opts.Prices = tablePrices{model: "gpt-x"}
+	claude := named("claude", usageLimit(f.clock.now.Add(5*time.Hour)))
+	codex := named("codex", tokensOnly("mystery-2"), tokensOnly("gpt-x"))
+	if _, err := f.routed(t, route.Config{Agent: "claude", Fallback: []string{"codex"}}, claude, codex); err != nil {
+		t.Fatal(err)
+	}
+	var about []string
+	for _, w := range f.warns {
+		if strings.Contains(w, "mystery-2") {
+			about = append(about, w)
+		}
+	}
+	if len(about) != 1 || !strings.HasPrefix(about[0], "codex: no price for model mystery-2") {
+		t.Errorf("warnings about the model = %q, want one, naming codex", about)
+	}
+	if h := f.store.history[2]; h.CostSource != state.CostEstimated || h.CostUSD == 0 {
+		t.Errorf("B on codex: cost %v %s, want an estimate", h.CostUSD, h.CostSource)
+	}
+}

@@ -286,24 +286,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 	}
 	deps.Agent = priced(deps.Agent, opts.Prices)
 	deps.Reviewer = priced(deps.Reviewer, opts.Prices)
-	agents := map[string]Agent{}
-	for name, a := range deps.Agents {
-		agents[name] = priced(a, opts.Prices)
-	}
-	if _, ok := agents[deps.Agent.Name()]; !ok {
-		agents[deps.Agent.Name()] = deps.Agent
-	}
-	deps.Agents = agents
-	reviewers := map[string]Agent{}
-	for name, a := range deps.Reviewers {
-		reviewers[name] = priced(a, opts.Prices)
-	}
-	if deps.Reviewer != nil {
-		if _, ok := reviewers[deps.Reviewer.Name()]; !ok {
-			reviewers[deps.Reviewer.Name()] = deps.Reviewer
-		}
-	}
-	deps.Reviewers = reviewers
+	deps.Agents = pricedAll(deps.Agents, opts.Prices, deps.Agent)
+	deps.Reviewers = pricedAll(deps.Reviewers, opts.Prices, deps.Reviewer)
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}

@@ -102,6 +102,26 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 		"add [prices.%q] input, output, cache-read and cache-write (USD per million tokens) to ralph.toml", p.Name(), model, model))
 }
 
+// pricedAll is agents, each priced, the run's own (own, the agent or the
+// reviewer, priced already) under its name: one agent, one set of
+// warnings.
+func pricedAll(agents map[string]Agent, prices Pricer, own Agent) map[string]Agent {
+	all := map[string]Agent{}
+	for name, a := range agents {
+		if own != nil && name == own.Name() {
+			all[name] = own
+		} else {
+			all[name] = priced(a, prices)
+		}
+	}
+	if own != nil {
+		if _, ok := all[own.Name()]; !ok {
+			all[own.Name()] = own
+		}
+	}
+	return all
+}
+
 // once queues warning the first time key comes up.
 func (p *pricedAgent) once(key, warning string) {
 	p.mu.Lock()
@@ -137,13 +157,15 @@ func (r *runner) priceWarnings() {
 	agents := []Agent{r.deps.Agent, r.deps.Reviewer}
 	for _, m := range []map[string]Agent{r.deps.Agents, r.deps.Reviewers} {
 		for _, name := range slices.Sorted(maps.Keys(m)) {
-			if a := m[name]; !slices.Contains(agents, a) {
-				agents = append(agents, a)
-			}
+			agents = append(agents, m[name])
 		}
 	}
+	// Each priced agent once (pricedAll maps the run's own under its
+	// name); only pointers are compared.
+	seen := map[*pricedAgent]bool{}
 	for _, a := range agents {
-		if p, ok := a.(*pricedAgent); ok {
+		if p, ok := a.(*pricedAgent); ok && !seen[p] {
+			seen[p] = true
 			for _, w := range p.takeWarnings() {
 				r.warn("%s", w)
 			}
