@@ -264,7 +264,10 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			}
 			continue // t failed its check: pick again
 		}
-		if name, _, _ := r.quotaHold(r.agentNow().Name()); name != "" {
+		if name, q, _ := r.quotaHold(r.agentNow().Name()); name != "" {
+			if r.quotaFailover(r.agentNow().Name(), q) {
+				continue // a fallback stands in: pick again
+			}
 			// No new start while a protected window is past its line:
 			// the running tasks finish first, then the run waits for the
 			// window's reset (or stops) as without --parallel.
