@@ -57,6 +57,19 @@ type Config struct {
 	QuotaReserve float64  `toml:"quota-reserve"`
 	QuotaWindows []string `toml:"quota-windows"`
 	QuotaAction  string   `toml:"quota-action"`
+	// Fallback are the agents (agent or agent:model) a usage limit
+	// switches the run to, in order; FallbackAfter how long the run waits
+	// for the limit first.
+	Fallback      []string `toml:"fallback"`
+	FallbackAfter Duration `toml:"fallback-after"`
+	// Escalate are the rungs (model, or agent:model) a task climbs after
+	// each EscalateAfter failed attempts.
+	Escalate      []string `toml:"escalate"`
+	EscalateAfter int      `toml:"escalate-after"`
+	// AllowedAgents and AllowedModels are what a plan's task may name
+	// besides the agents above; an empty AllowedModels allows any model.
+	AllowedAgents []string `toml:"allowed-agents"`
+	AllowedModels []string `toml:"allowed-models"`
 	// Gates are the quality checks a task must pass before it is accepted.
 	Gates Gates `toml:"gates"`
 	// CommitTemplate is the text/template of a task's commit message,
@@ -208,6 +221,9 @@ type Review struct {
 	When  string `toml:"when"`
 	Agent string `toml:"agent"`
 	Model string `toml:"model"`
+	// Fallback are the reviewer's agents on a usage limit, as the run's
+	// Fallback are the agent's (see Config.ReviewFallback).
+	Fallback []string `toml:"fallback"`
 	// Prompt is a review template file; empty: the embedded one.
 	Prompt string `toml:"prompt"`
 	// MaxAttempts bounds the reviewer runs of one claim that give no
@@ -271,7 +287,7 @@ type Notify struct {
 
 // NotifyEvents are the milestones [notify] can announce.
 func NotifyEvents() []string {
-	return []string{"started", "task_done", "task_failed", "waiting_for_limit", "question", "completed", "stopped"}
+	return []string{"started", "task_done", "task_failed", "waiting_for_limit", "agent_switched", "question", "completed", "stopped"}
 }
 
 // Gates is the [gates] section: shell commands run in the project after a
@@ -381,6 +397,7 @@ func Defaults() Config {
 		Parallel:         1,
 		Grace:            Duration(5 * time.Second),
 		Stuck:            5,
+		EscalateAfter:    1,
 		TranscriptMax:    256,
 		TranscriptMaxRun: 2048,
 		Gates:            Gates{Timeout: Duration(10 * time.Minute)},

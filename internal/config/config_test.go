@@ -67,10 +67,17 @@ var layerValues = map[string][3]string{
 	"quota-reserve":       {"10", "20.5", "30"},
 	"quota-windows":       {"seven_day", "five_hour,seven_day", "seven_day_opus"},
 	"quota-action":        {"stop", "wait", "stop"},
+	"fallback":            {"codex", "codex:gpt-5,gemini", "amp"},
+	"fallback-after":      {"1m", "2m", "3m"},
+	"escalate":            {"opus", "sonnet,opus", "codex:gpt-5"},
+	"escalate-after":      {"2", "3", "4"},
+	"allowed-agents":      {"codex", "gemini,amp", "kiro"},
+	"allowed-models":      {"opus", "sonnet,opus", "gpt-5"},
 
 	"review.when":         {"task", "end", "both"},
 	"review.agent":        {"codex", "claude", "command"},
 	"review.model":        {"r1", "r2", "r3"},
+	"review.fallback":     {"codex", "gemini,amp:m", "claude:opus"},
 	"review.prompt":       {"r1.md", "r2.md", "r3.md"},
 	"review.max-attempts": {"1", "3", "4"},
 	"review.timeout":      {"1m", "2m", "3m"},
@@ -806,7 +813,7 @@ func TestNotifyErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, file, want string }{
 		{"unknown event", "[notify]\nevents = [\"started\", \"done\"]\n",
-			`ralph.toml:2: notify.events: unknown event "done" (valid: started, task_done, task_failed, waiting_for_limit, question, completed, stopped)`},
+			`ralph.toml:2: notify.events: unknown event "done" (valid: started, task_done, task_failed, waiting_for_limit, agent_switched, question, completed, stopped)`},
 		{"not a URL, not repeated", "[notify]\nslack-webhook = \"hooks.slack.com/services/SECRET\"\n",
 			`ralph.toml:2: notify.slack-webhook: want an http:// or https:// URL`},
 		{"unknown key", "[notify]\nslack = \"x\"\n",

@@ -238,7 +238,7 @@ func fields() []field {
 			check:  func(c *Config) string { return oneOf(c.Guard, GuardModes()) },
 			values: GuardModes,
 			flag:   runFlag("guard", "", "tamper guard: warn, strict (reject a task whose diff weakens the checks) or off")},
-	}, slices.Concat(reviewFields(), sandboxFields(), notifyFields(), workerFields(), githubFields())...)
+	}, slices.Concat(routeFields(), reviewFields(), sandboxFields(), notifyFields(), workerFields(), githubFields())...)
 }
 
 // sandboxFields are the keys of the [sandbox] section.
@@ -295,6 +295,9 @@ func reviewFields() []field {
 		{key: "review.model", ptr: func(c *Config) any { return &c.Review.Model },
 			doc:  "[review] the reviewer's model; empty: the agent's default",
 			flag: reviewFlag("model", "the reviewers' model")},
+		{key: "review.fallback", ptr: func(c *Config) any { return &c.Review.Fallback },
+			doc:   "[review] the reviewer's agents on a usage limit, in order (agent or agent:model); empty: fallback's, when review.agent is empty",
+			check: func(c *Config) string { return checkFallback(c.Review.Fallback) }},
 		{key: "review.prompt", ptr: func(c *Config) any { return &c.Review.Prompt },
 			doc: "[review] review template file; empty: the built-in one"},
 		{key: "review.max-attempts", ptr: func(c *Config) any { return &c.Review.MaxAttempts },

@@ -100,6 +100,9 @@ func (r *runner) crashedRecord(prev state.State, n int, id string) state.Record 
 		StartedAt: prev.UpdatedAt, ExitCode: -1, Outcome: state.OutcomeInterrupted,
 		Error: fmt.Sprintf("ralph stopped unexpectedly during this iteration (pid %d was killed or crashed, "+
 			"or the machine went down); recorded by the next run", prev.PID)}
+	if prev.CurrentAgent != "" {
+		rec.Agent, rec.Model = prev.CurrentAgent, prev.CurrentModel
+	}
 	if !state.Live(prev.Status) {
 		rec.Error = fmt.Sprintf("ralph failed during this iteration (%s); recorded by the next run", prev.Message)
 	}

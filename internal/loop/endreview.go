@@ -119,7 +119,7 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 	}
 	now := r.deps.Now()
 	r.st = state.State{RunID: cmp.Or(r.opts.RunID, state.NewRunID(now)), Status: state.StatusRunning,
-		Plan: r.deps.Plan.Plan().Path, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
+		Plan: r.deps.Plan.Plan().Path, Agent: r.reviewerNow().Name(), Model: r.reviewModelNow(),
 		StartedAt: now, UpdatedAt: now, PID: r.opts.PID, Tasks: prev.Tasks, Findings: prev.Findings,
 		EndReview: &state.EndReview{Base: base}, Quota: prev.Quota}
 	if r.st.Tasks == nil {
@@ -129,7 +129,7 @@ func Review(ctx context.Context, opts Options, deps Deps, base string) error {
 		return err
 	}
 	r.emit(Event{Kind: EventRunStarted, Plan: r.progress(),
-		Message: "review by " + reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model) + " of the diff since " + short(base)})
+		Message: "review by " + reviewerName(r.reviewerNow().Name(), r.reviewModelNow()) + " of the diff since " + short(base)})
 	added, reviewed, err := r.reviewRound(ctx, 0)
 	if err == nil {
 		r.doneMsg = "the review found nothing new"
@@ -177,14 +177,14 @@ func (r *runner) reviewRound(ctx context.Context, rounds int) (added int, review
 		who = "1 reviewer"
 	}
 	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Message: fmt.Sprintf("%s: %s by %s (%s) read %s",
-		what, who, reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model), strings.Join(focuses, ", "), scope)})
+		what, who, reviewerName(r.reviewerNow().Name(), r.reviewModelNow()), strings.Join(focuses, ", "), scope)})
 
 	started := r.deps.Now()
 	stop := r.askReviewers(ctx, reviewers, cl.to)
 	ended := r.deps.Now()
 	r.priceWarnings()
 	ev := &state.RoundEvidence{Round: round, Base: base}
-	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model,
+	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, Agent: r.reviewerNow().Name(), Model: r.reviewModelNow(),
 		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(), Outcome: state.OutcomeEndReview, EndReview: ev}
 	answered, lastErr := 0, ""
 	for _, rv := range reviewers {
@@ -269,7 +269,7 @@ func (r *runner) endReviewers(cl *claim) ([]*endReviewer, error) {
 			return nil, fmt.Errorf("the review prompt: %w", err)
 		}
 		reviewers[i] = &endReviewer{focus: f, text: text,
-			ev: &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Focus: f}}
+			ev: &state.ReviewEvidence{Agent: r.reviewerNow().Name(), Model: r.reviewModelNow(), Focus: f}}
 	}
 	return reviewers, nil
 }

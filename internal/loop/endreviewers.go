@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/agent"
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/state"
+	"github.com/ralph-loop/ralph/internal/task"
 	"github.com/ralph-loop/ralph/internal/words"
 )
 
@@ -74,6 +75,15 @@ func (r *runner) askReviewers(ctx context.Context, reviewers []*endReviewer, tre
 		}
 		if limited == nil {
 			return nil
+		}
+		// Between rounds no reviewer runs: the reviewer may change.
+		if r.reviewFailover(task.Task{}, *limited) {
+			for _, rv := range reviewers {
+				if rv.limit != nil {
+					rv.ev.Agent, rv.ev.Model = r.reviewerNow().Name(), r.reviewModelNow()
+				}
+			}
+			continue
 		}
 		r.limitWaits++
 		until, err := r.limitUntil(limited.ResetAt, limited.ErrorText)

@@ -32,6 +32,10 @@ const (
 	// EventLeftOut: a commit left untracked artefacts out (LeftOut holds
 	// the .gitignore lines that would ignore them, each said once a run).
 	EventLeftOut EventKind = "left_out"
+	// EventAgentSwitched: a usage limit made another agent stand in for
+	// the task's (From, To, Message says why, Until when the limit ends),
+	// or the run went back to an agent whose limit has reset.
+	EventAgentSwitched EventKind = "agent_switched"
 )
 
 // TaskRef names a task in events.
@@ -73,6 +77,9 @@ type Event struct {
 	Sandbox *state.Sandbox `json:"sandbox,omitempty"`
 	// Quota is the latest state of each usage window, for EventQuota.
 	Quota map[string]state.QuotaWindow `json:"quota,omitempty"`
+	// From and To are the agents of an EventAgentSwitched.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
 	// LeftOut is what the commits left out, for EventLeftOut.
 	LeftOut []LeftOut `json:"left_out,omitempty"`
 	// Schema is EventSchema where events leave the process (--json, the

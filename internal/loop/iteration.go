@@ -28,6 +28,8 @@ type iteration struct {
 	output string
 	// progress: files changed or a task was done.
 	progress bool
+	// agent is the agent that ran.
+	agent string
 }
 
 // runIteration runs the agent once on t and records the outcome. The
@@ -36,12 +38,17 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	r.st.Iteration++
 	r.st.Totals.Iterations++
 	r.st.CurrentTask = t.ID
+	r.st.CurrentAgent, r.st.CurrentModel = "", ""
+	if r.cur != nil && (r.cur.Name() != r.st.Agent || r.curModel != r.st.Model) {
+		r.st.CurrentAgent, r.st.CurrentModel = r.cur.Name(), r.curModel
+	}
 	// Written while the agent starts: see saveAsync.
 	if err := r.saveAsync(); err != nil {
 		return iteration{}, err
 	}
 	ref := &TaskRef{ID: t.ID, Title: t.Title}
-	r.emit(Event{Kind: EventIterationStarted, Iteration: r.st.Iteration, MaxIterations: r.opts.MaxIterations, Task: ref})
+	r.emit(Event{Kind: EventIterationStarted, Iteration: r.st.Iteration, MaxIterations: r.opts.MaxIterations, Task: ref,
+		Message: r.onNote})
 
 	req, err := r.request(t)
 	if err != nil {
@@ -84,7 +91,7 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	}
 	started := r.deps.Now()
 	endWatch := r.watchNetwork(ref)
-	res, runErr := r.deps.Agent.Run(ctx, req, agent.Sink{
+	res, runErr := r.agentNow().Run(ctx, req, agent.Sink{
 		Transcript: out,
 		Emit: func(e agent.Event) {
 			r.emit(Event{Kind: EventAgent, Iteration: r.st.Iteration, Task: ref, Agent: &e})
@@ -115,9 +122,10 @@ func (r *runner) runIteration(ctx context.Context, t task.Task) (iteration, erro
 	startTree := r.st.Tasks[t.ID].StartTree // accepting clears it; a refused commit keeps it
 	it := r.classify(ctx, t, req, res, runErr, doneBefore)
 	it.restored = it.restored || planUndone
+	it.agent = r.agentNow().Name()
 	rec := state.Record{
 		RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Attempt: r.st.Tasks[t.ID].Attempts + 1,
-		Agent: r.deps.Agent.Name(), Model: cmp.Or(res.Model, r.opts.Model),
+		Agent: it.agent, Model: cmp.Or(res.Model, req.Model),
 		StartedAt: started, EndedAt: ended, DurationMS: ended.Sub(started).Milliseconds(),
 		ExitCode: res.ExitCode, Outcome: it.outcome,
 		InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
@@ -532,7 +540,7 @@ func (r *runner) request(t task.Task) (agent.Request, error) {
 		return agent.Request{}, err
 	}
 	return agent.Request{
-		Prompt: text, Dir: r.opts.Dir, Model: r.opts.Model, Env: r.opts.Env,
+		Prompt: text, Dir: r.opts.Dir, Model: r.modelNow(), Env: r.opts.Env,
 		Timeout: r.opts.Timeout, IdleTimeout: r.opts.IdleTimeout, Grace: r.opts.Grace,
 	}, nil
 }

@@ -38,6 +38,9 @@ type Options struct {
 	Delay       time.Duration
 	// MaxWait bounds one wait for a usage limit to reset.
 	MaxWait time.Duration
+	// FallbackAfter is how long a usage limit is waited for before a
+	// fallback agent stands in (Deps.Route).
+	FallbackAfter time.Duration
 	// Budget in USD; 0 means none.
 	Budget float64
 	// MaxTokens is a token budget for agents that report no cost; 0 means
@@ -120,11 +123,25 @@ type Options struct {
 
 // Deps are what the loop works with. Repo and Gate may be nil.
 type Deps struct {
+	// Agent is the run's agent: the only one when Route is nil.
 	Agent Agent
-	Plan  Plan
-	Store Store
-	Repo  Repo
-	Gate  Gate
+	// Route, when set, says which agent and model run each attempt
+	// (escalation, a task's own agent, fallback on a usage limit); Agents
+	// are the agents it may name, by name.
+	Route  Route
+	Agents map[string]Agent
+	// ReviewRoute, when set, says which of Reviewers (by name) reviews
+	// a claim, as Route does for the agent: review.fallback's stand in
+	// while the reviewer's usage limit lasts.
+	ReviewRoute Route
+	Reviewers   map[string]Agent
+	// Available, when set, says whether an agent can stand in for a
+	// limited one (installed, logged in): nil when it can.
+	Available func(name string) error
+	Plan      Plan
+	Store     Store
+	Repo      Repo
+	Gate      Gate
 	// Trees, when set, gives the guard and the reviewer the task's diff.
 	Trees Trees
 	// Reviewer, when set, is the agent that reviews done claims
@@ -223,6 +240,23 @@ type runner struct {
 	// left is what the commits leave out (artefacts.go), shared with
 	// the --parallel workers.
 	left *leftOut
+	// cur and curModel are the agent and model of the iteration the
+	// route chose (failover.go); nil: Deps.Agent and Options.Model.
+	// standIn is the limited agent cur stands in for; "" when it does
+	// not stand in. available is why each
+	// agent asked about cannot stand in ("" when it can).
+	cur       Agent
+	curModel  string
+	standIn   string
+	available map[string]string
+	// revCur, revModel and revStandIn are the same of the reviewer
+	// (Deps.ReviewRoute); nil: Deps.Reviewer and Options.Review.Model.
+	revCur     Agent
+	revModel   string
+	revStandIn bool
+	// onNote says who runs the iteration about to start, when a route
+	// chose: "on codex:gpt-5 (codex stands in for claude, ...)".
+	onNote string
 }
 
 func newRunner(opts Options, deps Deps) (*runner, error) {
@@ -252,6 +286,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 	}
 	deps.Agent = priced(deps.Agent, opts.Prices)
 	deps.Reviewer = priced(deps.Reviewer, opts.Prices)
+	deps.Agents = pricedAll(deps.Agents, opts.Prices, deps.Agent)
+	deps.Reviewers = pricedAll(deps.Reviewers, opts.Prices, deps.Reviewer)
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
@@ -266,7 +302,7 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 			return rand.N(max)
 		}
 	}
-	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}, left: &leftOut{},
+	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}, left: &leftOut{}, available: map[string]string{},
 		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
 }
 
@@ -310,6 +346,13 @@ func (r *runner) run(ctx context.Context) error {
 // start loads what earlier runs left, checks the gates on the starting
 // tree, and records the new run.
 func (r *runner) start(ctx context.Context) error {
+	if rt := r.deps.Route; rt != nil {
+		// Before anything is written or run: a task names an agent or a
+		// model the config does not allow, or cannot climb its ladder.
+		if err := rt.CheckPlan(r.deps.Plan.Plan()); err != nil {
+			return err
+		}
+	}
 	prev, err := r.deps.Store.LoadState()
 	if err != nil {
 		return err
@@ -365,7 +408,7 @@ func (r *runner) start(ctx context.Context) error {
 	r.decideReview()
 	r.emit(Event{Kind: EventRunStarted, MaxIterations: r.opts.MaxIterations, Plan: r.progress(),
 		Message: fmt.Sprintf("agent %s, %s ownership", r.deps.Agent.Name(), r.opts.Ownership) + r.sandboxNote() + r.gatesNote() +
-			r.reviewNote() + r.quotaNote(),
+			r.routeNote() + r.reviewNote() + r.quotaNote(),
 		Sandbox: r.opts.Sandbox})
 	if sb := r.opts.Sandbox; sb != nil && sb.Warning != "" {
 		r.emit(Event{Kind: EventWarning, Message: "no sandbox: the agent runs with your access and environment (" +
@@ -412,8 +455,17 @@ func (r *runner) iterate(ctx context.Context) error {
 		if r.opts.MaxIterations > 0 && r.st.Totals.Iterations >= r.opts.MaxIterations {
 			return fmt.Errorf("%w: %s done (--max-iterations)", ErrLimit, words.Count(r.st.Totals.Iterations, "iteration"))
 		}
-		if err := r.checkQuota(ctx, t); err != nil {
-			return err
+		if ok, err := r.routeTask(ctx, t); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if again, err := r.checkQuota(ctx, t); err != nil || again {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		it, err := r.runIteration(ctx, t)
 		r.priceWarnings()
@@ -454,7 +506,7 @@ func (r *runner) checkBudget() error {
 func (r *runner) interruptedBetween(t task.Task) error {
 	now := r.deps.Now()
 	rec := state.Record{RunID: r.st.RunID, Iteration: r.st.Iteration, TaskID: t.ID, Attempt: r.st.Tasks[t.ID].Attempts + 1,
-		Agent: r.deps.Agent.Name(), Model: r.opts.Model, StartedAt: now, EndedAt: now, Outcome: state.OutcomeInterrupted,
+		Agent: r.agentNow().Name(), Model: r.modelNow(), StartedAt: now, EndedAt: now, Outcome: state.OutcomeInterrupted,
 		CostSource: state.CostEstimated, // no agent ran: $0, known
 		Error:      "interrupted while waiting; no agent was running"}
 	if err := r.deps.Store.AppendHistory(rec); err != nil {
@@ -560,7 +612,7 @@ func (r *runner) finish(err error) error {
 		r.st.Message = runMessage(err)
 	}
 	if len(r.st.Accepting) == 0 {
-		r.st.CurrentTask = ""
+		r.st.CurrentTask, r.st.CurrentAgent, r.st.CurrentModel = "", "", ""
 	} // else it stops inside an acceptance (its history line failed): the next run finishes it, as after a crash
 	r.st.WaitingUntil = nil
 	if p, ok := r.deps.Store.(preparer); ok {

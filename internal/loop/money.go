@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -101,6 +102,26 @@ func (p *pricedAgent) price(req agent.Request, res *agent.Result) {
 		"add [prices.%q] input, output, cache-read and cache-write (USD per million tokens) to ralph.toml", p.Name(), model, model))
 }
 
+// pricedAll is agents, each priced, the run's own (own, the agent or the
+// reviewer, priced already) under its name: one agent, one set of
+// warnings.
+func pricedAll(agents map[string]Agent, prices Pricer, own Agent) map[string]Agent {
+	all := map[string]Agent{}
+	for name, a := range agents {
+		if own != nil && name == own.Name() {
+			all[name] = own
+		} else {
+			all[name] = priced(a, prices)
+		}
+	}
+	if own != nil {
+		if _, ok := all[own.Name()]; !ok {
+			all[own.Name()] = own
+		}
+	}
+	return all
+}
+
 // once queues warning the first time key comes up.
 func (p *pricedAgent) once(key, warning string) {
 	p.mu.Lock()
@@ -133,8 +154,18 @@ func costSource(res agent.Result) string {
 
 // priceWarnings shows, once per model, that a model has no price.
 func (r *runner) priceWarnings() {
-	for _, a := range []Agent{r.deps.Agent, r.deps.Reviewer} {
-		if p, ok := a.(*pricedAgent); ok {
+	agents := []Agent{r.deps.Agent, r.deps.Reviewer}
+	for _, m := range []map[string]Agent{r.deps.Agents, r.deps.Reviewers} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			agents = append(agents, m[name])
+		}
+	}
+	// Each priced agent once (pricedAll maps the run's own under its
+	// name); only pointers are compared.
+	seen := map[*pricedAgent]bool{}
+	for _, a := range agents {
+		if p, ok := a.(*pricedAgent); ok && !seen[p] {
+			seen[p] = true
 			for _, w := range p.takeWarnings() {
 				r.warn("%s", w)
 			}
@@ -142,9 +173,9 @@ func (r *runner) priceWarnings() {
 	}
 }
 
-// noteQuota keeps the latest state of the windows the agent reported, in
+// noteQuota keeps the latest state of the windows agentName reported, in
 // state.json, and reports a change.
-func (r *runner) noteQuota(windows []agent.QuotaWindow) {
+func (r *runner) noteQuota(agentName string, windows []agent.QuotaWindow) {
 	if len(windows) == 0 {
 		return
 	}
@@ -154,7 +185,7 @@ func (r *runner) noteQuota(windows []agent.QuotaWindow) {
 	now := r.deps.Now()
 	changed := false
 	for _, w := range windows {
-		q := state.QuotaWindow{Status: w.Status, UpdatedAt: now}
+		q := state.QuotaWindow{Agent: agentName, Status: w.Status, UpdatedAt: now}
 		if w.HasUtilization {
 			u := w.Utilization
 			q.Utilization = &u
@@ -199,11 +230,11 @@ func quotaLine(quota map[string]state.QuotaWindow) string {
 	return strings.Join(parts, " · ")
 }
 
-// quotaHold returns the protected window that stops new iterations, and
-// why; "" when none does. A window whose reset has passed holds nothing,
-// nor does an earlier run's report of a window without a reset time: the
-// next report says where it stands.
-func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
+// quotaHold returns the protected window of agentName's account that
+// stops its new iterations, and why; "" when none does. A window whose
+// reset has passed holds nothing, nor does an earlier run's report of a
+// window without a reset time: the next report says where it stands.
+func (r *runner) quotaHold(agentName string) (string, state.QuotaWindow, string) {
 	if r.opts.QuotaReserve <= 0 {
 		return "", state.QuotaWindow{}, ""
 	}
@@ -211,6 +242,9 @@ func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
 	now := r.deps.Now()
 	for _, name := range slices.Sorted(maps.Keys(r.st.Quota)) {
 		q := r.st.Quota[name]
+		if cmp.Or(q.Agent, r.deps.Agent.Name()) != agentName {
+			continue // another account's
+		}
 		if q.ResetsAt != nil && !q.ResetsAt.After(now) {
 			continue
 		}
@@ -237,34 +271,40 @@ func (r *runner) quotaHold() (string, state.QuotaWindow, string) {
 	return "", state.QuotaWindow{}, ""
 }
 
-// checkQuota runs before an iteration starts: when a protected window has
-// crossed its line, it waits for the window's reset (bounded by
-// --max-wait, like a usage limit) or, with quota-action = "stop", stops
-// the run with the tasks open. t is the task that would start.
-func (r *runner) checkQuota(ctx context.Context, t task.Task) error {
-	name, q, why := r.quotaHold()
+// checkQuota runs before an iteration starts: when a protected window of
+// the agent about to run has crossed its line, a fallback agent stands in
+// (again: the route is to be asked again), or the run waits for the
+// window's reset (bounded by --max-wait, like a usage limit) or, with
+// quota-action = "stop", stops with the tasks open. t is the task that
+// would start.
+func (r *runner) checkQuota(ctx context.Context, t task.Task) (again bool, err error) {
+	agentName := r.agentNow().Name()
+	name, q, why := r.quotaHold(agentName)
 	if name == "" {
-		return nil
+		return false, nil
+	}
+	if r.quotaFailover(agentName, q) {
+		return true, nil
 	}
 	if r.opts.QuotaAction == QuotaStop {
-		return fmt.Errorf("%w: quota: %s (quota-action = \"stop\"); %s", ErrLimit, why, resetNote(q))
+		return false, fmt.Errorf("%w: quota: %s (quota-action = \"stop\"); %s", ErrLimit, why, resetNote(q))
 	}
 	if q.ResetsAt == nil {
-		return fmt.Errorf("%w: quota: %s, and the agent did not say when it resets", ErrLimit, why)
+		return false, fmt.Errorf("%w: quota: %s, and the agent did not say when it resets", ErrLimit, why)
 	}
 	now := r.deps.Now()
 	until := q.ResetsAt.Add(r.deps.Jitter(min(limitJitter, q.ResetsAt.Sub(now)/10)))
 	if r.opts.MaxWait > 0 && until.Sub(now) > r.opts.MaxWait {
-		return fmt.Errorf("%w: quota: %s; it resets at %s, %s away, beyond --max-wait %s",
+		return false, fmt.Errorf("%w: quota: %s; it resets at %s, %s away, beyond --max-wait %s",
 			ErrLimit, why, until.Format(time.RFC3339), until.Sub(now).Round(time.Second), r.opts.MaxWait)
 	}
 	prev := r.st.CurrentTask
 	if r.st.CurrentTask == "" {
 		r.st.CurrentTask = t.ID // for the interrupt's history line
 	}
-	err := r.wait(ctx, until, "quota: "+why)
+	err = r.wait(ctx, until, "quota: "+why)
 	r.st.CurrentTask = prev
-	return err
+	return false, err
 }
 
 // quotaNote says in the run header how the run paces against the

@@ -258,14 +258,23 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 			}
 			return started, nil
 		}
-		if name, _, _ := r.quotaHold(); name != "" {
+		if ok, err := r.routeTask(ctx, t); err != nil || !ok {
+			if err != nil {
+				return started, err
+			}
+			continue // t failed its check: pick again
+		}
+		if name, q, _ := r.quotaHold(r.agentNow().Name()); name != "" {
+			if r.quotaFailover(r.agentNow().Name(), q) {
+				continue // a fallback stands in: pick again
+			}
 			// No new start while a protected window is past its line:
 			// the running tasks finish first, then the run waits for the
 			// window's reset (or stops) as without --parallel.
 			if len(running) > 0 {
 				return started, nil
 			}
-			if err := r.checkQuota(ctx, t); err != nil {
+			if _, err := r.checkQuota(ctx, t); err != nil {
 				return started, err
 			}
 		}
@@ -280,6 +289,7 @@ func (p *parallelRun) fill(ctx context.Context, running map[string]int, results 
 		if err != nil {
 			return started, err
 		}
+		w.cur, w.curModel, w.standIn, w.onNote = r.cur, r.curModel, r.standIn, r.onNote
 		running[t.ID] = slot
 		p.setCurrent(running)
 		if err := r.save(); err != nil {
@@ -325,7 +335,7 @@ func (p *parallelRun) finished(ctx context.Context, res result) error {
 	if res.it.outcome == state.OutcomeRateLimited && !p.limitWaited.IsZero() && res.started.Before(p.limitWaited) {
 		// The limit this worker hit is the one the run already waited
 		// out: its task runs again, with no second wait.
-		r.noteQuota(res.it.result.Quota)
+		r.noteQuota(res.it.agent, res.it.result.Quota)
 		return r.save()
 	}
 	last := r.st.Iteration

@@ -28,10 +28,13 @@ const (
 // apply carries out the policy for one finished iteration: attempts,
 // failed tasks, waits and the stuck breaker.
 func (r *runner) apply(ctx context.Context, t task.Task, it iteration) error {
-	r.noteQuota(it.result.Quota)
+	r.noteQuota(it.agent, it.result.Quota)
 	switch it.outcome {
 	case state.OutcomeRateLimited:
 		r.transient = 0
+		if switched, err := r.failover(ctx, it); switched || err != nil {
+			return err
+		}
 		return r.waitForLimit(ctx, it)
 	case state.OutcomeTransientError:
 		r.transient++

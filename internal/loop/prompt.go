@@ -53,7 +53,7 @@ func (r *runner) noteAttempt(id string, a attemptNote) {
 // @file references themselves get plain paths they can open instead.
 func (r *runner) renderPrompt(t task.Task) (string, error) {
 	text, err := r.promptText(t)
-	if err != nil || agent.ResolvesFileRefs(r.deps.Agent.Name()) {
+	if err != nil || agent.ResolvesFileRefs(r.agentNow().Name()) {
 		return text, err
 	}
 	return prompt.ResolveFileRefs(text, ""), nil

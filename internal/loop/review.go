@@ -104,8 +104,8 @@ func (r *runner) gateCanReject() bool {
 // nothing but the agent checks one, that tasks are taken on its word.
 func (r *runner) reviewNote() string {
 	if r.reviewsTasks() {
-		who := reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model)
-		if r.opts.Review.Model == "" {
+		who := reviewerName(r.reviewerNow().Name(), r.reviewModelNow())
+		if r.reviewModelNow() == "" {
 			who += " (its default model)"
 		}
 		note := ", reviewer " + who + " on each task"
@@ -134,12 +134,13 @@ func (r *runner) reviewClaim(ctx context.Context, c *classified, tasks []task.Ta
 	text, err := prompt.RenderReview(r.opts.Review.PromptName, r.opts.Review.Prompt, data)
 	if err != nil {
 		c.outcome, c.errText = state.OutcomeReviewFailed, "the review prompt: "+err.Error()
-		c.ev.review = &state.ReviewEvidence{Verdict: verdictFailed, Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model, Error: c.errText}
+		c.ev.review = &state.ReviewEvidence{Verdict: verdictFailed, Agent: r.reviewerNow().Name(), Model: r.reviewModelNow(), Error: c.errText}
 		return false
 	}
+	r.routeReviewer(tasks[0])
 	r.emit(Event{Kind: EventReview, Iteration: r.st.Iteration, Task: &TaskRef{ID: tasks[0].ID, Title: tasks[0].Title},
-		Message: "reviewing with " + reviewerName(r.deps.Reviewer.Name(), r.opts.Review.Model)})
-	v, ev, stop := r.review(ctx, text, r.toTree(ctx, cl))
+		Message: "reviewing with " + reviewerName(r.reviewerNow().Name(), r.reviewModelNow())})
+	v, ev, stop := r.review(ctx, tasks[0], text, r.toTree(ctx, cl))
 	c.ev.review = ev
 	switch {
 	case stop != nil:
@@ -178,8 +179,8 @@ type reviewStop struct {
 // the tree before it ran; "" when there is none to go back to). Usage
 // limits are waited out and transient errors retried as for the worker;
 // neither uses up an attempt.
-func (r *runner) review(ctx context.Context, text, tree string) (completion.Verdict, *state.ReviewEvidence, *reviewStop) {
-	ev := &state.ReviewEvidence{Agent: r.deps.Reviewer.Name(), Model: r.opts.Review.Model}
+func (r *runner) review(ctx context.Context, t task.Task, text, tree string) (completion.Verdict, *state.ReviewEvidence, *reviewStop) {
+	ev := &state.ReviewEvidence{Agent: r.reviewerNow().Name(), Model: r.reviewModelNow()}
 	maxAttempts := r.opts.Review.MaxAttempts
 	if maxAttempts < 1 {
 		maxAttempts = 2
@@ -195,7 +196,7 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 		ev.CacheWriteTokens += res.Usage.CacheWriteTokens
 		ev.CostUSD += res.CostUSD
 		ev.CostSource = state.CombineCostSource(ev.CostSource, costSource(res))
-		r.noteQuota(res.Quota) // the reviewer may share the worker's account
+		r.noteQuota(r.reviewerNow().Name(), res.Quota) // the reviewer may share the worker's account
 		r.putBack(ctx, tree)
 		if res.Interrupted || ctx.Err() != nil {
 			ev.Verdict, ev.Error = verdictFailed, "interrupted"
@@ -204,6 +205,10 @@ func (r *runner) review(ctx context.Context, text, tree string) (completion.Verd
 		if err == nil && res.IsError {
 			switch res.ErrorKind {
 			case agent.ErrorUsageLimit, agent.ErrorRateLimit:
+				if r.reviewFailover(t, res) {
+					ev.Agent, ev.Model = r.reviewerNow().Name(), r.reviewModelNow()
+					continue
+				}
 				r.limitWaits++
 				until, lerr := r.limitUntil(res.ResetAt, res.ErrorText)
 				if lerr != nil {
@@ -304,10 +309,10 @@ func (r *runner) runReviewerAt(ctx context.Context, text, base string) (agent.Re
 	if timeout == 0 {
 		timeout = r.opts.Timeout
 	}
-	req := agent.Request{Prompt: text, PromptFile: base + ".prompt.md", Dir: r.opts.Dir, Model: r.opts.Review.Model,
+	req := agent.Request{Prompt: text, PromptFile: base + ".prompt.md", Dir: r.opts.Dir, Model: r.reviewModelNow(),
 		Env: r.opts.Env, Timeout: timeout, IdleTimeout: r.opts.IdleTimeout, Grace: r.opts.Grace}
 	endWatch := r.watchNetwork(nil)
-	res, runErr := r.deps.Reviewer.Run(ctx, req, agent.Sink{Transcript: out, Emit: func(agent.Event) {}})
+	res, runErr := r.reviewerNow().Run(ctx, req, agent.Sink{Transcript: out, Emit: func(agent.Event) {}})
 	// The hosts the reviewer reached, after its output as an agent's.
 	for _, line := range endWatch() {
 		_, _ = io.WriteString(out, line+"\n")

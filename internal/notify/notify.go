@@ -276,6 +276,9 @@ func (n *Notifier) event(e loop.Event) (Event, bool) {
 		ev.Event, ev.Until = "waiting_for_limit", e.Until
 		ev.Text = fmt.Sprintf("%s: %s, waiting until %s (%s)", where, what,
 			e.Until.Local().Format("Mon 15:04"), e.Until.Sub(e.Time).Round(time.Minute))
+	case loop.EventAgentSwitched:
+		ev.Event, ev.Until = "agent_switched", e.Until
+		ev.Text = fmt.Sprintf("%s: ⇄ %s → %s: %s", where, e.From, e.To, e.Message)
 	case loop.EventQuestion:
 		ev.Event = "question"
 		answerAt := "`ralph answer TEXT`"

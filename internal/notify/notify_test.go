@@ -101,7 +101,7 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 func eventOf(text string) string {
 	for marker, event := range map[string]string{
 		"run started": "started", "✓ ": "task_done", "✗ ": "task_failed",
-		"usage limit hit": "waiting_for_limit", " asks: ": "question", "tasks done ($": "completed", "run stuck": "stopped",
+		"usage limit hit": "waiting_for_limit", "⇄ claude → codex": "agent_switched", " asks: ": "question", "tasks done ($": "completed", "run stuck": "stopped",
 	} {
 		if strings.Contains(text, marker) {
 			return event
@@ -146,6 +146,8 @@ func run() []loop.Event {
 		{Kind: loop.EventTaskFailed, Time: t0, Task: &loop.TaskRef{ID: "US-002"}, Message: "failed after 3 attempts"},
 		{Kind: loop.EventWaiting, Time: t0, Until: &soon, Message: "transient error (1/5): HTTP 529"},
 		{Kind: loop.EventWaiting, Time: t0, Until: &until, Message: "usage limit: You've hit your limit"},
+		{Kind: loop.EventAgentSwitched, Time: t0, Task: ref, From: "claude", To: "codex", Until: &until,
+			Message: "codex stands in for claude, limited until 2026-11-21T16:00:00Z"},
 		{Kind: loop.EventQuestion, Time: t0, Task: ref, Message: "hello or hi?"},
 		{Kind: loop.EventWaiting, Time: t0, Message: "waiting for an answer: US-001: hello or hi?"},
 		{Kind: loop.EventRunEnded, Time: t0, Status: "done", Plan: &loop.PlanProgress{Total: 2, Done: 2}, Totals: &state.Totals{CostUSD: 0.5}},
@@ -153,7 +155,7 @@ func run() []loop.Event {
 	}
 }
 
-var allEvents = []string{"started", "task_done", "task_failed", "waiting_for_limit", "question", "completed", "stopped"}
+var allEvents = []string{"started", "task_done", "task_failed", "waiting_for_limit", "agent_switched", "question", "completed", "stopped"}
 
 func TestEachEventDeliveredOnceToEveryTarget(t *testing.T) {
 	t.Parallel()

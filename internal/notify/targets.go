@@ -161,6 +161,8 @@ func ntfyTag(event string) string {
 		return "warning"
 	case "waiting_for_limit":
 		return "hourglass"
+	case "agent_switched":
+		return "arrows_counterclockwise"
 	case "question":
 		return "question"
 	}

@@ -71,6 +71,9 @@ type QuotaWindow struct {
 	Step *float64 `json:"step,omitempty"`
 	// UpdatedAt is when the agent reported it.
 	UpdatedAt time.Time `json:"updated_at"`
+	// Agent is the agent that reported the window: its account's. Empty
+	// in a state an older ralph wrote: the run's agent's.
+	Agent string `json:"agent,omitempty"`
 }
 
 // String is the window's state in a few words: "allowed_warning, 85% used,

@@ -109,13 +109,18 @@ type TaskState struct {
 
 // State is state.json.
 type State struct {
-	RunID        string               `json:"run_id"`
-	Status       string               `json:"status"`
-	Plan         string               `json:"plan"`
-	Agent        string               `json:"agent"`
-	Model        string               `json:"model,omitempty"`
-	Iteration    int                  `json:"iteration"`
-	CurrentTask  string               `json:"current_task"`
+	RunID       string `json:"run_id"`
+	Status      string `json:"status"`
+	Plan        string `json:"plan"`
+	Agent       string `json:"agent"`
+	Model       string `json:"model,omitempty"`
+	Iteration   int    `json:"iteration"`
+	CurrentTask string `json:"current_task"`
+	// CurrentAgent and CurrentModel are who runs the current task when
+	// that is not Agent and Model (a fallback, escalation, the task's
+	// own); empty otherwise.
+	CurrentAgent string               `json:"current_agent,omitempty"`
+	CurrentModel string               `json:"current_model,omitempty"`
 	StartedAt    time.Time            `json:"started_at"`
 	UpdatedAt    time.Time            `json:"updated_at"`
 	WaitingUntil *time.Time           `json:"waiting_until,omitempty"`

@@ -69,7 +69,11 @@ func (p *Plain) Handle(e loop.Event) {
 		if e.MaxIterations > 0 {
 			bound = fmt.Sprintf("/%d", e.MaxIterations)
 		}
-		fmt.Fprintf(p.w, "%s %s %s\n", p.color(ansiBold, fmt.Sprintf("[%d%s]", e.Iteration, bound)), e.Task.ID, e.Task.Title)
+		on := ""
+		if e.Message != "" {
+			on = " · " + e.Message // the agent and model a route chose
+		}
+		fmt.Fprintf(p.w, "%s %s %s%s\n", p.color(ansiBold, fmt.Sprintf("[%d%s]", e.Iteration, bound)), e.Task.ID, e.Task.Title, on)
 	case loop.EventAgent:
 		p.agentLine(e.Agent)
 	case loop.EventIterationEnded:
@@ -101,6 +105,8 @@ func (p *Plain) Handle(e loop.Event) {
 		fmt.Fprintf(p.w, "%s\n", p.color(ansiYellow, "▶ resumed"))
 	case loop.EventTaskSkipped:
 		fmt.Fprintf(p.w, "  %s %s: %s\n", p.color(ansiYellow, "↷ skipped"), e.Task.ID, e.Message)
+	case loop.EventAgentSwitched:
+		fmt.Fprintf(p.w, "  %s %s → %s: %s\n", p.color(ansiYellow, "⇄ agent"), e.From, e.To, e.Message)
 	case loop.EventWorker:
 		fmt.Fprintf(p.w, "%s %s: %s\n", p.color(ansiBold, "worker"), e.WorkerID, e.Message)
 	case loop.EventLeftOut:

@@ -56,3 +56,27 @@ func TestPlainLeftOut(t *testing.T) {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 }
+
+// TestPlainAgentSwitched: who hands over to whom, and why.
+func TestPlainAgentSwitched(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventAgentSwitched, From: "claude", To: "codex",
+		Message: "codex stands in for claude, limited until 2026-06-01T17:00:00Z"})
+	want := "  ⇄ agent claude → codex: codex stands in for claude, limited until 2026-06-01T17:00:00Z\n"
+	if out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
+// TestPlainIterationStartedOn: a route's choice follows the task.
+func TestPlainIterationStartedOn(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	NewPlain(&out, PlainOptions{}).Handle(loop.Event{Kind: loop.EventIterationStarted, Iteration: 3,
+		Task: &loop.TaskRef{ID: "A", Title: "Task A"}, Message: "on claude:opus (escalated to rung 1 of 1 after 2 failed attempts)"})
+	want := "[3] A Task A · on claude:opus (escalated to rung 1 of 1 after 2 failed attempts)\n"
+	if out.String() != want {
+		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}

@@ -442,6 +442,8 @@ func (m *model) apply(e loop.Event) {
 		m.add(actInfo, "◔ quota: "+e.Message)
 	case loop.EventReview:
 		m.add(actInfo, "⌕ "+e.Message)
+	case loop.EventAgentSwitched:
+		m.add(actWarning, fmt.Sprintf("⇄ %s → %s: %s", e.From, e.To, e.Message))
 	case loop.EventPaused:
 		m.phase = phasePaused
 		m.add(actInfo, "paused: press p to resume")

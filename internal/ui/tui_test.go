@@ -611,3 +611,14 @@ func TestQuestionIsShownAndAnsweredWithTheAKey(t *testing.T) {
 		t.Error("still typing after enter")
 	}
 }
+
+// TestAgentSwitchedIsShown: the activity says who stands in for whom.
+func TestAgentSwitchedIsShown(t *testing.T) {
+	t.Parallel()
+	sw := ev(loop.EventAgentSwitched, 5*time.Second)
+	sw.From, sw.To, sw.Message = "claude", "codex", "codex stands in for claude"
+	m := feed(t, newTestModel(&fakeControl{}, 160, 30), ev(loop.EventRunStarted, 0), sw)
+	if view := m.render(); !strings.Contains(view, "⇄ claude → codex: codex stands in for claude") {
+		t.Errorf("the activity lacks the switch:\n%s", view)
+	}
+}

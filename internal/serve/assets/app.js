@@ -160,6 +160,7 @@
       case "question": addLine(c, "outcome", "? " + (e.task ? e.task.id + ": " : "") + e.message); break;
       case "answered": addLine(c, "outcome", "✎ answered: " + e.message); break;
       case "waiting": addLine(c, "", "◔ " + (e.message || "waiting")); break;
+      case "agent_switched": addLine(c, "", "⇄ " + e.from + " → " + e.to + ": " + (e.message || "")); break;
       case "left_out":
         addLine(c, "", "⊘ " + e.message + " " + (e.left_out || []).map((l) => l.line).join(" "));
         break;
