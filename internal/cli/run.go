@@ -193,6 +193,13 @@ func serveArg(cmd *cobra.Command, opts *runOptions, a []string) (addr string, re
 // says where its pull request is.
 func runRun(ctx context.Context, opts *runOptions) error {
 	opts.Config = func(dir string) (config.Config, error) { return runConfig(opts, dir) }
+	// The command line's --agent and --model outrank a task's own.
+	if fl := opts.flags.Lookup("agent"); fl != nil && fl.Changed {
+		opts.CLIAgent = fl.Value.String()
+	}
+	if fl := opts.flags.Lookup("model"); fl != nil && fl.Changed {
+		opts.CLIModel = fl.Value.String()
+	}
 	switch {
 	case opts.Worker:
 		return session.Worker(ctx, opts.f.Host, opts.Options)

@@ -56,7 +56,7 @@ func (r *runner) routeTask(ctx context.Context, t task.Task) (ok bool, err error
 	}
 	for {
 		now := r.deps.Now()
-		ch := r.deps.Route.For(t, r.st.Tasks[t.ID].Attempts, now)
+		ch := r.deps.Route.For(r.routeInForce(t), r.st.Tasks[t.ID].Attempts, now)
 		if ch.Blocked {
 			if err := r.waitForAgents(ctx, t, ch); err != nil {
 				return false, err

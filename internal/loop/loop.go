@@ -233,6 +233,11 @@ type runner struct {
 	// guard finding (plangates.go).
 	planGates []string
 	taskGates map[string][]string
+	// routeStart is the plan as the run started: the agents and models
+	// its tasks name there are those in force (routeplan.go);
+	// routeReported the edits of them a guard finding already named.
+	routeStart    *task.Plan
+	routeReported map[string]bool
 	// transcriptLeft is what the run's transcripts may still store, set
 	// once (resources.go).
 	transcriptLeft atomic.Int64
@@ -303,7 +308,8 @@ func newRunner(opts Options, deps Deps) (*runner, error) {
 		}
 	}
 	return &runner{opts: opts, deps: deps, attempts: map[string][]attemptNote{}, left: &leftOut{}, available: map[string]string{},
-		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{}}, nil
+		planGates: deps.Plan.Plan().Validation, taskGates: map[string][]string{},
+		routeStart: snapshotPlan(deps.Plan.Plan()), routeReported: map[string]bool{}}, nil
 }
 
 // Sleep waits d, or until ctx is done (its error); the default

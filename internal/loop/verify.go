@@ -253,7 +253,7 @@ func (r *runner) runGuard(ctx context.Context, c *classified, tasks []task.Task,
 		r.warn("tamper guard: %v", err)
 		return "", false
 	}
-	findings = append(r.planGatesChanged(tasks[0].ID), findings...)
+	findings = append(append(r.planGatesChanged(tasks[0].ID), r.routeChanged()...), findings...)
 	blocking := guard.Blocking(findings)
 	ev.Blocking = len(blocking)
 	for _, f := range findings {

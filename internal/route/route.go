@@ -334,18 +334,20 @@ func (r *Rule) Agents() []string {
 // allowed-models, or a ladder too long for max-attempts.
 func (r *Rule) Check(path string, t task.Task) error {
 	var errs []error
-	at := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: task %s: %s", location(path, t.Line), t.ID, fmt.Sprintf(format, args...)))
+	// An error names the line where the plan names the agent or the
+	// model, else the task's.
+	at := func(line int, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: task %s: %s", location(path, cmp.Or(line, t.Line)), t.ID, fmt.Sprintf(format, args...)))
 	}
 	if allowed := r.Agents(); t.Agent != "" && !slices.Contains(allowed, t.Agent) {
-		at("agent %q is not allowed: a task may name %s (add it to allowed-agents in ralph.toml to allow it)",
+		at(t.AgentLine, "agent %q is not allowed: a task may name %s (add it to allowed-agents in ralph.toml to allow it)",
 			t.Agent, strings.Join(allowed, ", "))
 	}
 	if t.Model != "" && len(r.cfg.AllowedModels) > 0 && !slices.Contains(r.cfg.AllowedModels, t.Model) {
-		at("model %q is not in allowed-models (%s)", t.Model, strings.Join(r.cfg.AllowedModels, ", "))
+		at(t.ModelLine, "model %q is not in allowed-models (%s)", t.Model, strings.Join(r.cfg.AllowedModels, ", "))
 	}
 	if err := r.checkLadder(t); err != nil {
-		at("%v", err)
+		at(0, "%v", err)
 	}
 	return errors.Join(errs...)
 }

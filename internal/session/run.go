@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/price"
 	"github.com/ralph-loop/ralph/internal/proc"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/route"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -51,6 +52,9 @@ type Options struct {
 	// Serve is the address of the page --serve shows the run on; "" for
 	// none.
 	Serve string
+	// CLIAgent and CLIModel are the command line's --agent and --model,
+	// when given: stronger than a task's own (route.Config).
+	CLIAgent, CLIModel string
 
 	f *Host
 	// dir, when set, is the project directory instead of -C's; workerID
@@ -111,8 +115,11 @@ type Run struct {
 	sb       runSandbox
 	ag       runAgent
 	reviewer loop.Agent
-	lopts    loop.Options
-	gates    runGates
+	// agents are the routes of the run and of its reviewer, and every
+	// agent they may name.
+	agents agents
+	lopts  loop.Options
+	gates  runGates
 	// notReady is what would stop the run before anything changes.
 	notReady error
 }
@@ -145,6 +152,11 @@ func (r *Run) openPlan(ctx context.Context) error {
 	cfg, err := r.opts.Config(r.dir)
 	if err != nil {
 		return err
+	}
+	if r.opts.Plan != "" {
+		// The plan the command named; a --worker's task run and a pull
+		// request's feedback round name their own.
+		cfg.Tasks = r.opts.Plan
 	}
 	// Before any program is looked for: git, bwrap, gh, sh.
 	r.programs = proc.OutsideOf(r.f.withPrograms(ctx, cfg, r.dir))
@@ -211,6 +223,9 @@ func (r *Run) openAgents(ctx context.Context) error {
 	if r.reviewer, err = newReviewer(f, cfg, plan.Plan().Validation, r.sb); err != nil {
 		return err
 	}
+	if err := r.openRoutes(); err != nil {
+		return err
+	}
 	if err := r.openGates(); err != nil {
 		return err
 	}
@@ -261,7 +276,9 @@ func (r *Run) DryRun(w io.Writer) error {
 	if r.nothing {
 		return nil
 	}
-	if err := dryRun(w, r.f, r.lopts, loop.Deps{Agent: r.ag, Plan: r.plan}, r.gates, r.ag.box); err != nil {
+	deps := loop.Deps{Agent: r.ag, Plan: r.plan}
+	r.agents.deps(&deps, nil)
+	if err := dryRun(w, r.f, r.lopts, deps, r.gates, r.ag.box, r.agents.rule); err != nil {
 		return err
 	}
 	if r.notReady != nil {
@@ -406,6 +423,7 @@ func (r *Run) start(ctx context.Context, store *state.Store, crashed bool) (*ses
 	if r.reviewer != nil {
 		deps.Reviewer = r.reviewer
 	}
+	r.agents.deps(&deps, r.available)
 	r.lopts.SkipBaseline = pre.leftover
 	return pre, deps, nil
 }
@@ -538,7 +556,7 @@ func priceTable(cfg config.Config) *price.Table {
 // dryRun prints what the next iteration would run, and runs nothing:
 // with a sandbox, its exact command line and the environment it passes
 // in.
-func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGates, box *sandbox.Box) error {
+func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGates, box *sandbox.Box, rule *route.Rule) error {
 	pv, err := loop.Preview(opts, deps)
 	if err != nil {
 		return err
@@ -548,6 +566,17 @@ func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGa
 		return nil
 	}
 	fmt.Fprintf(w, "# task: %s - %s\n", pv.Task.ID, pv.Task.Title)
+	if pv.Route != "" {
+		fmt.Fprintf(w, "# route: %s\n", pv.Route)
+	}
+	routeTasks(w, deps.Plan.Plan(), rule)
+	if t, ok := deps.Plan.Plan().Task(pv.Task.ID); ok && rule != nil {
+		// The task's own agent runs in its own box (its configuration
+		// directories, its hosts).
+		if a, ok := deps.Agents[rule.Start(t).Agent].(runAgent); ok {
+			box = a.box
+		}
+	}
 	fmt.Fprintf(w, "# prompt passed via: %s\n", pv.Invocation.Prompt)
 	argv, passed := pv.Invocation.Argv, []string(nil)
 	if opts.Sandbox != nil {
@@ -591,6 +620,29 @@ func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGa
 	fmt.Fprintln(w, "# prompt:")
 	_, err = fmt.Fprintln(w, redact.String(pv.Prompt))
 	return err
+}
+
+// routeTasks prints the agent and model each open task starts on, when
+// a task names its own or the run escalates or falls over.
+func routeTasks(w io.Writer, p *task.Plan, rule *route.Rule) {
+	if rule == nil {
+		return
+	}
+	named := rule.HasFallback() || rule.Escalates()
+	for _, t := range p.Tasks {
+		named = named || t.Agent != "" || t.Model != ""
+	}
+	if !named {
+		return
+	}
+	fmt.Fprintln(w, "# each open task starts on:")
+	for _, t := range p.Tasks {
+		if t.Status == task.StatusDone {
+			continue
+		}
+		ch := rule.Start(t)
+		fmt.Fprintf(w, "  %s  %s (%s)\n", t.ID, route.Pair{Agent: ch.Agent, Model: ch.Model}, ch.Why)
+	}
 }
 
 // ShellQuote quotes s for a POSIX shell, when it needs quoting.

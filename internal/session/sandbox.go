@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/notify"
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/route"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/serve"
 	"github.com/ralph-loop/ralph/internal/state"
@@ -66,7 +67,11 @@ func chooseSandbox(ctx context.Context, f *Host, cfg config.Config, dir string) 
 		sb.kept, sb.keptWhy = agentLayers(ctx, f, cfg, c, *sb.layers)
 	}
 	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
-		agents := []string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)}
+		// Each agent the run may start reaches its own API hosts: the
+		// run's, the reviewer's, and those a route may name (a task's
+		// own, escalate's, fallback's).
+		agents := slices.Concat([]string{cfg.Agent, cmp.Or(cfg.Review.Agent, cfg.Agent)},
+			route.New(route.FromConfig(cfg, "", "")).Agents(), route.New(route.ForReview(cfg)).Agents())
 		if sb.egress, err = startEgress(ctx, cfg, c.Box.Kind(), agents); err != nil {
 			return runSandbox{}, err
 		}
