@@ -90,7 +90,11 @@ func (r *Run) available(name string) error {
 	if _, p := findAgent(ad, c, r.dir, env); p != nil {
 		return fmt.Errorf("%s: %s", p.detail, p.fix)
 	}
-	if spec, _ := agent.Lookup(name); !spec.Custom && !spec.Credentials.Keyring &&
+	// Where it can tell: a known CLI as ralph starts it, whose login
+	// ralph knows the places of. Arguments, variables or a command of the
+	// user's may log it in some other way (a provider of their own).
+	canTell := ac.Command == "" && len(ac.Args)+len(ac.ExtraArgs)+len(ac.Env) == 0
+	if spec, _ := agent.Lookup(name); canTell && !spec.Custom && !spec.Credentials.Keyring &&
 		len(spec.Credentials.EnvVars)+len(spec.Credentials.Files) > 0 && spec.Credentials.Find(env) == "" {
 		return fmt.Errorf("%s does not look logged in (no %s)", name, spec.Credentials.Login)
 	}
