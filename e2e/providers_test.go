@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,10 @@ import (
 //   - reset_passes: claude's limit resets a minute away, while codex
 //     works the first task (its gate waits past the reset); the second
 //     task is claude's again.
+//   - escalation_and_receipt: escalate = ["fake-model", "fake-model-big"],
+//     escalate-after = 2: after two gate failures, the third attempt asks
+//     the bigger model; then ralph report's figures are the history's,
+//     added up by hand.
 //   - task_model: a task's own model reaches the CLI (the model the
 //     server was asked for), and a model outside allowed-models stops
 //     the run before any agent call, naming the plan's line.
@@ -29,6 +34,7 @@ func TestProviders(t *testing.T) {
 	t.Run("quota_spent", testQuotaSpent)
 	t.Run("reset_passes", testResetPasses)
 	t.Run("task_model", testTaskModel)
+	t.Run("escalation_and_receipt", testEscalationAndReceipt)
 }
 
 // cliNamed is the harness's setup of the named CLI.
@@ -181,3 +187,78 @@ func (p *project) apis() []string {
 	}
 	return out
 }
+
+func testEscalationAndReceipt(t *testing.T) {
+	claude := cliNamed(t, "claude")
+	// Three attempts at US-001 (two turns each), then US-002.
+	var turns []fakemodel.Turn
+	for i := range 3 {
+		turns = append(turns, fakemodel.Shell(fmt.Sprintf("echo %d > done-1.txt", i+1)), fakemodel.Text(doneText("1")))
+	}
+	turns = append(turns, fakemodel.Shell("touch done-2.txt"), fakemodel.Text(doneText("2")))
+	p := newProject(t, claude, turns...)
+	// The gate fails the first two attempts (done-1.txt says 1, then 2)
+	// and passes the third's (3).
+	gate := `! grep -qs '^[12]$' done-1.txt`
+	p.write("ralph.toml", fmt.Sprintf("model = \"fake-model\"\nescalate = [\"fake-model\", \"fake-model-big\"]\nescalate-after = 2\ngates.commands = [%q]\n", gate)+p.toml.String())
+	p.git("commit", "-q", "-am", "escalate")
+	r := p.run(runDeadline+time.Minute, "--max-iterations", "6", "--max-attempts", "3", "--timeout", iterTimeout)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	hist := p.history()
+	if diff := cmp.Diff([]string{"US-001:fake-model", "US-001:fake-model", "US-001:fake-model-big", "US-002:fake-model"}, models(hist)); diff != "" {
+		t.Errorf("models (-want +got):\n%s", diff)
+	}
+	var big int
+	for _, req := range p.server.Requests() {
+		if req.Model == "fake-model-big" {
+			big++
+		}
+	}
+	if big == 0 {
+		t.Errorf("no request asked for fake-model-big: the third attempt did not climb the ladder")
+	}
+
+	// The receipt, against the history added up by hand.
+	rep := p.ralph(t.Context(), "report", "--json")
+	if rep.code != 0 {
+		t.Fatalf("ralph report --json: exit %d: %s", rep.code, rep.stderr)
+	}
+	var got struct {
+		Rows []struct {
+			TaskID     string   `json:"task_id"`
+			Iterations int      `json:"iterations"`
+			Attempts   int      `json:"attempts"`
+			Models     []string `json:"models"`
+			Verified   *bool    `json:"verified"`
+		} `json:"rows"`
+		Totals struct {
+			Tasks, TasksVerified, Iterations int
+			InputTokens                      int64    `json:"input_tokens"`
+			OutputTokens                     int64    `json:"output_tokens"`
+			USD                              *float64 `json:"cost_usd"`
+			PerVerifiedTask                  *float64 `json:"cost_per_verified_task_usd"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(rep.stdout), &got); err != nil {
+		t.Fatalf("ralph report --json: %v\n%s", err, rep.stdout)
+	}
+	var in, out int64
+	var usd float64
+	for _, h := range hist {
+		in, out, usd = in+h.InputTokens, out+h.OutputTokens, usd+h.CostUSD
+	}
+	if got.Totals.InputTokens != in || got.Totals.OutputTokens != out || got.Totals.USD == nil || !near(*got.Totals.USD, usd) {
+		t.Errorf("totals: %d in, %d out, $%v; the history adds up to %d, %d, $%.6f", got.Totals.InputTokens, got.Totals.OutputTokens, got.Totals.USD, in, out, usd)
+	}
+	if got.Totals.PerVerifiedTask == nil || !near(*got.Totals.PerVerifiedTask, usd/2) {
+		t.Errorf("cost per verified task %v, want $%.6f (two tasks verified)", got.Totals.PerVerifiedTask, usd/2)
+	}
+	if len(got.Rows) != 2 || got.Rows[0].Iterations != 3 || !slices.Equal(got.Rows[0].Models, []string{"fake-model", "fake-model-big"}) ||
+		got.Rows[0].Verified == nil || !*got.Rows[0].Verified {
+		t.Errorf("US-001's row %+v: want 3 iterations on fake-model and fake-model-big, verified", got.Rows)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
