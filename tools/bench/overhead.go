@@ -187,9 +187,12 @@ func gitInit(dir string) error {
 	return nil
 }
 
-// gitEnv is a fixed identity and no user or system configuration.
+// gitEnv is a fixed identity and no user or system configuration. HOME
+// is beside the repository: ralph keeps state there (the trust store),
+// which must not be an untracked change of the tree.
 func gitEnv(dir string) []string {
-	return append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
+	home := filepath.Join(filepath.Dir(dir), "home")
+	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
 		"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com")
