@@ -103,10 +103,10 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		defer done()
 		env = append(slices.Clone(env), vars...)
 	}
-	box, refused := r.Sandbox, func() []sandbox.Refusal { return nil }
+	box, watched := r.Sandbox, func() sandbox.Seen { return sandbox.Seen{} }
 	if w, ok := r.Sandbox.(Watcher); ok {
 		var err error
-		if box, refused, err = w.Watch(); err != nil {
+		if box, watched, err = w.Watch(); err != nil {
 			return Result{Command: command}, fmt.Errorf("gate %q: %w", command, err)
 		}
 	}
@@ -117,7 +117,7 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: env, Sandbox: box,
 		Stdout: out, Stderr: out,
 	})
-	seen := refused()
+	seen := watched()
 	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -131,8 +131,12 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		res.ExitCode = pr.ExitCode
 	}
 	// A run the user interrupted failed for that, whatever it was refused.
-	if failed := res.TimedOut || res.ExitCode != 0 && ctx.Err() == nil; failed && len(seen) > 0 {
-		return res, &SandboxError{Result: res, Refused: seen}
+	failed := res.TimedOut || res.ExitCode != 0 && ctx.Err() == nil
+	if failed {
+		res.Output += seenNote(seen)
+	}
+	if failed && len(seen.Refused) > 0 {
+		return res, &SandboxError{Result: res, Refused: seen.Refused}
 	}
 	return res, nil
 }

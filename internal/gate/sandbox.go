@@ -9,11 +9,30 @@ import (
 	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
-// Watcher is a sandbox that says what it refused one command
+// Watcher is a sandbox that says what it saw of one command
 // (sandbox.Box): Watch returns the wrapper the command runs in and a
-// function that, once it has ended, returns what was refused to it.
+// function that, once it has ended, returns what was refused to it and
+// what it wrote that was discarded.
 type Watcher interface {
-	Watch() (proc.Wrapper, func() []sandbox.Refusal, error)
+	Watch() (proc.Wrapper, func() sandbox.Seen, error)
+}
+
+// seenNote is what a failed gate's output gets added about what its
+// sandbox discarded or could not give it: not a refusal (the writes
+// succeeded), but what a reader of the failure should know.
+func seenNote(s sandbox.Seen) string {
+	var b strings.Builder
+	if len(s.Discarded) > 0 {
+		b.WriteString("\nralph: the gate wrote outside the places a gate keeps, into a throwaway layer over the home, discarded after it: " +
+			strings.Join(s.Discarded, ", "))
+		if s.More > 0 {
+			fmt.Fprintf(&b, " and %d more", s.More)
+		}
+	}
+	if s.HomeReadOnly != "" {
+		b.WriteString("\nralph: the gate found the home read-only (no throwaway layer could be laid over it: " + s.HomeReadOnly + ")")
+	}
+	return b.String()
 }
 
 // SandboxError is a gate command that failed while the sandbox refused

@@ -16,14 +16,15 @@ import (
 // those whose refusals were asked for.
 type watcher struct {
 	refused        []sandbox.Refusal
+	discarded      []string
 	watched, ended int
 }
 
 func (w *watcher) Wrap(l proc.Launch) (proc.Launch, error) { return l, nil }
 
-func (w *watcher) Watch() (proc.Wrapper, func() []sandbox.Refusal, error) {
+func (w *watcher) Watch() (proc.Wrapper, func() sandbox.Seen, error) {
 	w.watched++
-	return w, func() []sandbox.Refusal { w.ended++; return w.refused }, nil
+	return w, func() sandbox.Seen { w.ended++; return sandbox.Seen{Refused: w.refused, Discarded: w.discarded} }, nil
 }
 
 func TestAFailingGateRefusedByTheSandboxIsASandboxError(t *testing.T) {
@@ -85,5 +86,25 @@ func TestRefusalNamesItsKey(t *testing.T) {
 		if got := tt.r.String(); got != tt.want {
 			t.Errorf("%+v.String() = %q, want %q", tt.r, got, tt.want)
 		}
+	}
+}
+
+// A write the throwaway layer over the home took is no refusal: the gate
+// failed on its own, and its output says what was discarded, for the
+// reader of the failure; a gate that passed says nothing of it.
+func TestDiscardedWritesAreNotedNotBlamed(t *testing.T) {
+	t.Parallel()
+	w := &watcher{discarded: []string{"~/.config/go/telemetry/local/go.count"}}
+	r := &Runner{Dir: t.TempDir(), Env: os.Environ(), Sandbox: w}
+	res, err := r.RunCommand(t.Context(), "echo FAIL; exit 1")
+	if err != nil {
+		t.Fatalf("RunCommand: %v; want a plain failure", err)
+	}
+	if want := "ralph: the gate wrote outside the places a gate keeps, into a throwaway layer over the home, discarded after it: ~/.config/go/telemetry/local/go.count"; !strings.Contains(res.Output, want) {
+		t.Errorf("output %q lacks %q", res.Output, want)
+	}
+	res, err = r.RunCommand(t.Context(), "true")
+	if err != nil || strings.Contains(res.Output, "throwaway") {
+		t.Errorf("a passing gate: %q, %v", res.Output, err)
 	}
 }
