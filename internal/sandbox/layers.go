@@ -98,6 +98,8 @@ func (b *Box) layer(r *layout) layered {
 	if home := b.throwawayHome(r); home != "" {
 		// bwrap binds the layer over the home, shallow first: what a gate
 		// may keep (the project, its caches' layers) is bound over it.
+		// After the caches: a cache in the home is not one the gate may
+		// write as it is (--empty).
 		out.args = append(out.args, "--upper", b.layers.home, "--home", home)
 		r.binds = append(r.binds, bind{path: home, source: filepath.Join(b.layers.home, "merged"), writable: true})
 	}
