@@ -45,6 +45,12 @@ type Decision struct {
 	Allowed bool
 	// Reason says why the request was refused, in words for the user.
 	Reason string
+	// Denied: the policy refused the host (not listed in
+	// sandbox.allow-hosts, or one of the host's own that the list does
+	// not name), which naming it there would allow. A malformed request
+	// or a name that does not resolve is refused without it: no key
+	// would change that.
+	Denied bool
 }
 
 // Proxy is ralph's HTTP and HTTPS proxy. Its fields are read when Serve
@@ -203,7 +209,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request, host string, port
 	if admitted, _ := s.policy.admit(name, port); !admitted {
 		// Refused before it is looked up: a name the agent may not reach
 		// does not leave the machine as a DNS query either.
-		d.Reason = s.policy.notListed(name, port)
+		d.Reason, d.Denied = s.policy.notListed(name, port), true
 		s.refuse(w, d, http.StatusForbidden)
 		return target{}, false
 	}
@@ -223,7 +229,7 @@ func (s *server) check(w http.ResponseWriter, r *http.Request, host string, port
 		return target{}, false
 	}
 	if ok, reason := s.policy.withHost(own).Check(name, port, addrs); !ok {
-		d.Reason = reason
+		d.Reason, d.Denied = reason, true
 		s.refuse(w, d, http.StatusForbidden)
 		return target{}, false
 	}

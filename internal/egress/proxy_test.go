@@ -113,32 +113,32 @@ func TestRefusals(t *testing.T) {
 			name: "a host not listed", allow: []string{"api.example.com"},
 			request: "CONNECT other.example.org:443 HTTP/1.1\r\nHost: other.example.org:443\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "CONNECT", Host: "other.example.org", Port: 443, Reason: "other.example.org:443 is not in sandbox.allow-hosts"},
+			want:    Decision{Method: "CONNECT", Host: "other.example.org", Port: 443, Reason: "other.example.org:443 is not in sandbox.allow-hosts", Denied: true},
 		},
 		{
 			name: "a port not listed", allow: []string{"api.example.com:443"},
 			request: "CONNECT api.example.com:22 HTTP/1.1\r\nHost: api.example.com:22\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "CONNECT", Host: "api.example.com", Port: 22, Reason: "api.example.com:22 is not in sandbox.allow-hosts"},
+			want:    Decision{Method: "CONNECT", Host: "api.example.com", Port: 22, Reason: "api.example.com:22 is not in sandbox.allow-hosts", Denied: true},
 		},
 		{
 			name: "the host's loopback", allow: nil,
 			request: "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "CONNECT", Host: "127.0.0.1", Port: 22, Reason: "127.0.0.1 is the host's loopback; name it in sandbox.allow-hosts to allow it"},
+			want:    Decision{Method: "CONNECT", Host: "127.0.0.1", Port: 22, Reason: "127.0.0.1 is the host's loopback; name it in sandbox.allow-hosts to allow it", Denied: true},
 		},
 		{
 			name: "the host's v6 loopback", allow: []string{"*"},
 			request: "CONNECT [::1]:22 HTTP/1.1\r\nHost: [::1]:22\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "CONNECT", Host: "::1", Port: 22, Reason: "::1 is the host's loopback; name it in sandbox.allow-hosts to allow it"},
+			want:    Decision{Method: "CONNECT", Host: "::1", Port: 22, Reason: "::1 is the host's loopback; name it in sandbox.allow-hosts to allow it", Denied: true},
 		},
 		{
 			name: "a name rebound to loopback", allow: []string{"*"},
 			request: "CONNECT rebind.example.com:443 HTTP/1.1\r\nHost: rebind.example.com:443\r\n\r\n",
 			status:  http.StatusForbidden,
 			want: Decision{Method: "CONNECT", Host: "rebind.example.com", Port: 443,
-				Reason: "rebind.example.com resolves to 127.0.0.1, the host's loopback; name rebind.example.com or 127.0.0.1 in sandbox.allow-hosts to allow it"},
+				Reason: "rebind.example.com resolves to 127.0.0.1, the host's loopback; name rebind.example.com or 127.0.0.1 in sandbox.allow-hosts to allow it", Denied: true},
 		},
 		{
 			name: "a name too long to be one", allow: []string{"*"},
@@ -180,13 +180,13 @@ func TestRefusals(t *testing.T) {
 			name: "plain http to a host not listed", allow: []string{"api.example.com"},
 			request: "POST http://user:pw@other.example.org/secret/path?token=secret HTTP/1.1\r\nHost: other.example.org\r\nAuthorization: Bearer secret\r\nContent-Length: 0\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "POST", Host: "other.example.org", Port: 80, Reason: "other.example.org:80 is not in sandbox.allow-hosts"},
+			want:    Decision{Method: "POST", Host: "other.example.org", Port: 80, Reason: "other.example.org:80 is not in sandbox.allow-hosts", Denied: true},
 		},
 		{
 			name: "plain http to the loopback", allow: nil,
 			request: "GET http://127.0.0.1:8080/secret HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
 			status:  http.StatusForbidden,
-			want:    Decision{Method: "GET", Host: "127.0.0.1", Port: 8080, Reason: "127.0.0.1 is the host's loopback; name it in sandbox.allow-hosts to allow it"},
+			want:    Decision{Method: "GET", Host: "127.0.0.1", Port: 8080, Reason: "127.0.0.1 is the host's loopback; name it in sandbox.allow-hosts to allow it", Denied: true},
 		},
 		{
 			name: "a scheme that is not forwarded", allow: nil,
@@ -277,10 +277,10 @@ func TestDecideIsToldOfEveryRequest(t *testing.T) {
 		count[d]++
 	}
 	want := map[Decision]int{
-		{Method: "GET", Host: "api.example.com", Port: 80, Allowed: true}:                                                    rounds,
-		{Method: "CONNECT", Host: "api.example.com", Port: 443, Allowed: true}:                                               rounds,
-		{Method: "GET", Host: "www.example.com", Port: 80, Reason: "www.example.com:80 is not in sandbox.allow-hosts"}:       rounds,
-		{Method: "CONNECT", Host: "www.example.com", Port: 443, Reason: "www.example.com:443 is not in sandbox.allow-hosts"}: rounds,
+		{Method: "GET", Host: "api.example.com", Port: 80, Allowed: true}:                                                                  rounds,
+		{Method: "CONNECT", Host: "api.example.com", Port: 443, Allowed: true}:                                                             rounds,
+		{Method: "GET", Host: "www.example.com", Port: 80, Reason: "www.example.com:80 is not in sandbox.allow-hosts", Denied: true}:       rounds,
+		{Method: "CONNECT", Host: "www.example.com", Port: 443, Reason: "www.example.com:443 is not in sandbox.allow-hosts", Denied: true}: rounds,
 	}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/proc"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // maxOutput bounds what is kept of a command's output: the tail, where
@@ -37,7 +38,9 @@ type Runner struct {
 	Timeout      time.Duration
 	Env          []string
 	// Sandbox, when set, confines each command: gates run in the agent's
-	// sandbox (internal/sandbox).
+	// sandbox (internal/sandbox). One that is a Watcher says what it
+	// refused each command, and a command that fails after a refusal is
+	// a SandboxError.
 	Sandbox proc.Wrapper
 	// Fresh, when set, gives each command variables of its own, undone
 	// after it: empty caches where the sandbox cannot lay a throwaway
@@ -100,13 +103,21 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		defer done()
 		env = append(slices.Clone(env), vars...)
 	}
+	box, watched := r.Sandbox, func() sandbox.Seen { return sandbox.Seen{} }
+	if w, ok := r.Sandbox.(Watcher); ok {
+		var err error
+		if box, watched, err = w.Watch(); err != nil {
+			return Result{Command: command}, fmt.Errorf("gate %q: %w", command, err)
+		}
+	}
 	out := proc.NewTail(maxOutput)
 	// Its own group, so a timeout takes the test runner's children too;
 	// no grace: SIGKILL at once.
 	pr, err := proc.Run(ctx, proc.Cmd{
-		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: env, Sandbox: r.Sandbox,
+		Argv: []string{"sh", "-c", command}, Dir: r.Dir, Env: env, Sandbox: box,
 		Stdout: out, Stderr: out,
 	})
+	seen := watched()
 	res := Result{Command: command, Output: tailText(out), Duration: pr.Duration}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -118,6 +129,14 @@ func (r *Runner) RunCommand(ctx context.Context, command string) (Result, error)
 		res.ExitCode = -1 // the shell itself was killed
 	default:
 		res.ExitCode = pr.ExitCode
+	}
+	// A run the user interrupted failed for that, whatever it was refused.
+	failed := res.TimedOut || res.ExitCode != 0 && ctx.Err() == nil
+	if failed {
+		res.Output += seenNote(seen)
+	}
+	if failed && len(seen.Refused) > 0 {
+		return res, &SandboxError{Result: res, Refused: seen.Refused}
 	}
 	return res, nil
 }

@@ -98,6 +98,9 @@ func runMessage(err error) string {
 	if errors.As(err, &be) {
 		return be.Summary()
 	}
+	if sf, ok := asSandboxFailure(err); ok {
+		return sf.Summary()
+	}
 	return err.Error()
 }
 
@@ -211,6 +214,10 @@ func checkBaseline(ctx context.Context, run commandRunner, commands []string, al
 		res, _, err := run(ctx, c)
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
+		}
+		if _, ok := asSandboxFailure(err); ok {
+			// Never advisory: the same refusal would meet every task.
+			return nil, err
 		}
 		if err != nil {
 			return nil, fmt.Errorf("checking the gates before the first agent call: %w", err)

@@ -22,6 +22,8 @@ type cmdGate struct {
 	task    []string
 	repo    *memRepo
 	fails   func(command string, tree int) bool
+	// refuses, when it says so, fails the command with a sandboxRefusal.
+	refuses func(command string, tree int) bool
 	// runs lists the commands run, with the tree they ran on.
 	runs []string
 	// cancel, when set, is called when a command starts.
@@ -35,6 +37,10 @@ func (g *cmdGate) RunCommand(ctx context.Context, c string) (GateResult, error) 
 		g.cancel()
 	}
 	g.runs = append(g.runs, c+"@"+strconv.Itoa(g.repo.tree))
+	if g.refuses != nil && g.refuses(c, g.repo.tree) {
+		res := GateResult{ExitCode: 1, Output: "could not fetch gate.example\n", Duration: time.Second}
+		return res, &sandboxRefusal{command: c}
+	}
 	if g.fails != nil && g.fails(c, g.repo.tree) {
 		return GateResult{ExitCode: 1, Output: "--- FAIL: TestX\nFAIL " + c + "\n", Duration: time.Second}, nil
 	}

@@ -413,7 +413,8 @@ type acceptRecorder interface {
 }
 
 // gatesFail runs the gates for t; ok is false when they failed, and then
-// c is filled in as gate_failed.
+// c is filled in as gate_failed, or sandbox_failed when the sandbox made
+// a gate fail (SandboxFailure).
 func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (classified, bool) {
 	if r.deps.Gate == nil {
 		return *c, true
@@ -425,6 +426,10 @@ func (r *runner) gatesFail(ctx context.Context, t task.Task, c *classified) (cla
 	c.ev.gates = gateRuns(r.deps.Gate)
 	if err == nil && ok {
 		return *c, true
+	}
+	if sf, is := asSandboxFailure(err); is {
+		r.sandboxFailed(c, sf)
+		return *c, false
 	}
 	c.outcome = state.OutcomeGateFailed
 	c.errText = "quality gates failed"

@@ -251,6 +251,8 @@ func explain(outcome string) string {
 		return "the agent claimed the plan complete while tasks were still open"
 	case "gate_failed":
 		return "the agent claimed done but ralph's quality checks failed"
+	case "sandbox_failed":
+		return "ralph's quality checks failed because the sandbox refused them something (not the agent's doing)"
 	case "guard_rejected":
 		return "the agent claimed done but its changes weaken the project's checks"
 	case "review_rejected":

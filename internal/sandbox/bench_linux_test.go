@@ -13,7 +13,9 @@ import (
 // bubblewrap with a run's policy (the project, its git directory, an
 // agent's directories, the default hidden paths), the layout resolved
 // afresh as for every child; and a gate's start, with its throwaway
-// layers over two caches and pytest's store (bwrap+layers).
+// layers over two caches and pytest's store (bwrap+layers), and as the
+// gate runner starts it, with a throwaway layer over the home too
+// (bwrap+layers+home).
 func BenchmarkStart(b *testing.B) {
 	root, err := os.MkdirTemp("/var/tmp", "ralph-sandbox-bench-") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
 	if err != nil {
@@ -42,12 +44,21 @@ func BenchmarkStart(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		box  proc.Wrapper
-	}{{"none", nil}, {"bwrap", box}, {"bwrap+layers", gates}} {
+		// watched: a gate run as the gate runner starts it (Watch), with
+		// the throwaway layer over the home, listed and removed after.
+		watched bool
+	}{{"none", nil, false}, {"bwrap", box, false}, {"bwrap+layers", gates, false}, {"bwrap+layers+home", gates, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				res, err := proc.Run(b.Context(), proc.Cmd{Argv: []string{"true"}, Dir: proj, Env: env, Sandbox: bc.box})
-				if err != nil || res.ExitCode != 0 {
-					b.Fatalf("exit %d: %v", res.ExitCode, err)
+				w, seen := bc.box, func() Seen { return Seen{} }
+				if bc.watched {
+					if w, seen, err = gates.Watch(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				res, err := proc.Run(b.Context(), proc.Cmd{Argv: []string{"true"}, Dir: proj, Env: env, Sandbox: w})
+				if s := seen(); err != nil || res.ExitCode != 0 || s.HomeReadOnly != "" {
+					b.Fatalf("exit %d: %v (%s)", res.ExitCode, err, s.HomeReadOnly)
 				}
 			}
 		})

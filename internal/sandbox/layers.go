@@ -37,6 +37,10 @@ type Layers struct {
 	// (DefaultStores): the agent writes them, so the gate gets each empty,
 	// its writes discarded.
 	Stores []string
+	// home is where one gate run's throwaway layer over the home goes
+	// (Watch): the run writes anywhere in the home, into a layer ralph
+	// lists and removes once it has ended; "" leaves the home read-only.
+	home string
 }
 
 // DefaultStores are the in-tree stores that replay results or select
@@ -91,6 +95,14 @@ func (b *Box) layer(r *layout) layered {
 		out.args = append(out.args, flag, c)
 		out.caches = append(out.caches, c)
 	}
+	if home := b.throwawayHome(r); home != "" {
+		// bwrap binds the layer over the home, shallow first: what a gate
+		// may keep (the project, its caches' layers) is bound over it.
+		// After the caches: a cache in the home is not one the gate may
+		// write as it is (--empty).
+		out.args = append(out.args, "--upper", b.layers.home, "--home", home)
+		r.binds = append(r.binds, bind{path: home, source: filepath.Join(b.layers.home, "merged"), writable: true})
+	}
 	for _, s := range b.layers.Stores {
 		p := r.work + "/" + s
 		out.args = append(out.args, "--store", p)
@@ -105,7 +117,8 @@ func (b *Box) layer(r *layout) layered {
 // wrapLayered starts l (laid out as r) as a gate with its layers: ralph's
 // LayersCommand, namespaced, which lays them and executes bwrap.
 func (b *Box) wrapLayered(l proc.Launch, r layout) proc.Launch {
-	return b.launchLayered(l, r, b.layer(&r))
+	ly := b.layer(&r) // first: it lays out r's stores and home
+	return b.launchLayered(l, r, ly)
 }
 
 // launchLayered starts l (laid out as r) through LayersCommand with the
@@ -154,4 +167,21 @@ func (b *Box) AgentWritten(l Layers) ([]string, error) {
 func keptDir(keep, dir string) string {
 	sum := sha256.Sum256([]byte(dir))
 	return filepath.Join(keep, hex.EncodeToString(sum[:8]))
+}
+
+// throwawayHome is the home a gate laid out as r gets a throwaway layer
+// over (Watch), resolved; "" for none: no layer asked for, no home, or
+// one the gate may write already (it is in the project, or under
+// sandbox.allow-write) or may not see at all.
+func (b *Box) throwawayHome(r *layout) string {
+	if b.layers.home == "" {
+		return ""
+	}
+	home := realPath(b.expand("~", b.policy.Project))
+	if home == "" || home == "/" || !isDir(home) ||
+		slices.ContainsFunc(r.binds, func(m bind) bool { return m.writable && within(home, m.path) }) ||
+		slices.ContainsFunc(r.hidden, func(h hidden) bool { return within(home, h.path) }) {
+		return ""
+	}
+	return home
 }

@@ -26,6 +26,13 @@ import (
 //   - --store PATH refuses to start the gate when PATH is there but is a
 //     link or a file, not a directory bwrap can cover: the gate would
 //     read what the agent left there.
+//   - --upper BASE --home DIR mounts at BASE/merged (for bubblewrap to
+//     bind over DIR) an overlay of what DIR holds and a writable upper
+//     layer on disk in BASE/upper: the gate's home, where what it writes
+//     outside the places it keeps goes, for ralph to list once it has
+//     ended (Box.Watch) and then remove. Where no overlay can be made,
+//     BASE/merged is DIR read-only, as without it, and BASE/failed says
+//     why.
 //   - --keep DIR puts the upper layers of the --over options after it in
 //     DIR, on disk, one directory per cache, instead of in a tmpfs: the
 //     agent's layer, which its next start in the same slot finds as it
@@ -38,10 +45,14 @@ func LayersMain(args []string, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "ralph "+LayersCommand+":", err)
 		return 1
 	}
-	keep := ""
+	keep, upper := "", ""
 	for len(args) >= 2 && args[0] != "--" {
 		var err error
 		switch args[0] {
+		case "--upper":
+			upper = args[1]
+		case "--home":
+			err = throwaway(args[1], upper)
 		case "--keep":
 			keep = args[1]
 		case "--over":
@@ -61,7 +72,7 @@ func LayersMain(args []string, errOut io.Writer) int {
 		args = args[2:]
 	}
 	if len(args) < 2 || args[0] != "--" {
-		return fail(errors.New("want [--keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
+		return fail(errors.New("want [--upper BASE --home DIR | --keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
 	}
 	return fail(unix.Exec(args[1], args[1:], os.Environ()))
 }
@@ -115,6 +126,68 @@ func overlay(dir string, empty bool, keep string) error {
 	}
 	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d%s", lower, fds[0], fds[1], extra)
 	if err := unix.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("an overlay over %s (upper layer in %s): %w", dir, base, err)
+	}
+	return nil
+}
+
+// throwaway mounts at base/merged an overlay of dir (lower) and
+// base/upper, on disk, with userxattr as the kept layers are; or, when
+// the kernel refuses it, dir itself read-only there, and the reason in
+// base/failed: the gate then finds its home as it would without the
+// layer.
+func throwaway(dir, base string) error {
+	if base == "" {
+		return errors.New("--home needs --upper first")
+	}
+	merged := filepath.Join(base, "merged")
+	if err := os.Mkdir(merged, 0o700); err != nil {
+		return err
+	}
+	err := overlayAt(dir, merged, base)
+	if err == nil {
+		return nil
+	}
+	if werr := os.WriteFile(filepath.Join(base, "failed"), []byte(err.Error()), 0o600); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if err := unix.Mount(dir, merged, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := unix.Mount("", merged, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("%s read-only: %w", dir, err)
+	}
+	return nil
+}
+
+// overlayAt mounts at target an overlay of dir and an upper layer in
+// base, each layer by a descriptor.
+func overlayAt(dir, target, base string) error {
+	paths := []string{dir, filepath.Join(base, "upper"), filepath.Join(base, "work")}
+	for _, d := range paths[1:] {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	var fds [3]int
+	for i, d := range paths {
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		defer unix.Close(fd)
+		fds[i] = fd
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fds[0], &st); err != nil {
+		return err
+	}
+	// The layer's root has dir's mode (the umask took bits off).
+	if err := unix.Chmod(paths[1], st.Mode&0o7777); err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", fds[0], fds[1], fds[2])
+	if err := unix.Mount("overlay", target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("an overlay over %s (upper layer in %s): %w", dir, base, err)
 	}
 	return nil

@@ -1,11 +1,16 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ralph-loop/ralph/internal/proc"
 )
 
 // gateBox is realBox's box made a gate's, with a user's cache (home/gocache,
@@ -95,5 +100,95 @@ func TestGateLayersRefuseALinkedStore(t *testing.T) {
 	code, out := inBox(t, box, proj, nil, "echo ran")
 	if code == 0 || strings.Contains(out, "ran") || !strings.Contains(out, ".turbo is a link or a file") {
 		t.Errorf("exit %d (%s): want the gate refused, naming .turbo", code, out)
+	}
+}
+
+// watched runs script in a gate run of box (Watch) in dir, and returns
+// its exit code, output and what ralph saw of it.
+func watched(t *testing.T, box *Box, dir, script string) (int, string, Seen) {
+	t.Helper()
+	w, seen, err := box.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"sh", "-c", script}, Dir: dir,
+		Env: box.env, Sandbox: w, Stdout: &out, Stderr: &out})
+	s := seen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ExitCode, strings.TrimSpace(out.String()), s
+}
+
+// A gate run writes anywhere in the home: the writes the read-only home
+// refused land in a throwaway layer, which ralph lists and removes; the
+// project's writes stay, the caches keep their own layers, the keys stay
+// hidden.
+func TestGateHomeLayerTurnsRefusedWritesIntoSeenOnes(t *testing.T) {
+	t.Parallel()
+	root, box := gateBox(t)
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	script := `mkdir -p ~/.config/tool && echo state > ~/.config/tool/state && test "$(cat ~/.config/tool/state)" = state &&
+		echo kept > src/built.txt && echo gate > ~/gocache/entry && test -d ~/.claude &&
+		if cat ~/.ssh/id_ed25519; then exit 3; fi`
+	code, out, seen := watched(t, box, proj, script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if diff := cmp.Diff([]string{"~/.config/tool/state"}, seen.Discarded); diff != "" || seen.More != 0 || seen.HomeReadOnly != "" {
+		t.Errorf("discarded (-want +got):\n%s(more %d, read-only: %q)", diff, seen.More, seen.HomeReadOnly)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".config")); err == nil {
+		t.Error("~/.config is on the host: the gate's write outlived it")
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "src/built.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("the project's write: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "gocache/entry")); err != nil || string(b) != "user" {
+		t.Errorf("the user's cache: %q, %v", b, err)
+	}
+}
+
+// The usual case: the project is in the home. The gate's writes to the
+// project stay (the layer over the home does not take them), the others
+// in the home go.
+func TestGateHomeLayerKeepsAProjectInTheHome(t *testing.T) {
+	t.Parallel()
+	root := tree(t, "home/.ssh/id_ed25519", "home/work/proj/src/", "tmp/")
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "home/work/proj")
+	exe, err := proc.LookPath("bwrap", "", nil)
+	if err != nil {
+		t.Skip("bubblewrap is not installed (CI installs Debian's bubblewrap): ", err)
+	}
+	box, err := NewBox(KindBwrap, exe, Policy{Project: proj, Hidden: []string{"~/.ssh"}, Network: NetworkOpen},
+		[]string{"HOME=" + home, "PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box.tmp = filepath.Join(root, "tmp")
+	if err := box.Probe(t.Context()); err != nil {
+		t.Skip("bubblewrap cannot run here: ", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	box = box.ForGates(Layers{Exe: self})
+	code, out, seen := watched(t, box, proj, "echo kept > src/built.txt && mkdir -p ~/.cache/tool && echo x > ~/.cache/tool/z && rm -r ~/.ssh 2>/dev/null; true")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "src/built.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("the project's write: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(home, ".cache")); err == nil {
+		t.Error("~/.cache is on the host: the gate's write outlived it")
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh/id_ed25519")); err != nil {
+		t.Errorf("the key: %v", err)
+	}
+	if diff := cmp.Diff([]string{"~/.cache/tool/z"}, seen.Discarded); diff != "" {
+		t.Errorf("discarded (-want +got):\n%s", diff)
 	}
 }

@@ -204,6 +204,9 @@ type Box struct {
 	// kept are the agent's layers over the caches (ForAgent); nil for a
 	// gate, or where they cannot be laid.
 	kept *Kept
+	// gateEgress opens a gate run's own listener of the proxy (Watch);
+	// nil: the run's.
+	gateEgress GateEgress
 }
 
 // NewBox returns a box of kind (KindBwrap, KindSandboxExec) that runs

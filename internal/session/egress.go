@@ -26,6 +26,8 @@ type egressRun struct {
 	box     sandbox.Egress
 	network *networkLog
 	stop    func()
+	// gate opens a gate run's own listener (sandbox.GateEgress).
+	gate sandbox.GateEgress
 }
 
 // startEgress starts the proxy for a run whose agents are agents, with
@@ -66,7 +68,38 @@ func startEgress(ctx context.Context, cfg config.Config, kind string, agents []s
 		if dir != "" {
 			_ = os.RemoveAll(dir)
 		}
-	}}, nil
+	}, gate: gateEgress(pctx, p, kind, box)}, nil
+}
+
+// gateEgress opens, for each gate run, a listener of the proxy p of its
+// own, like the run's (box), so that what the proxy denies there is that
+// gate run's (egress.Account).
+func gateEgress(ctx context.Context, p *egress.Proxy, kind string, box sandbox.Egress) sandbox.GateEgress {
+	return func() (sandbox.Egress, func() []sandbox.Refusal, func(), error) {
+		own := box
+		ln, dir, err := egressListener(kind, &own)
+		if err != nil {
+			return sandbox.Egress{}, nil, nil, fmt.Errorf("the sandbox's proxy: %w", err)
+		}
+		var a egress.Account
+		gctx, cancel := context.WithCancel(ctx)
+		served := make(chan struct{})
+		go func() { _ = p.ServeAccount(gctx, ln, &a); close(served) }()
+		denied := func() []sandbox.Refusal {
+			var out []sandbox.Refusal
+			for _, d := range a.Denied() {
+				out = append(out, sandbox.Refusal{Host: d.Where(), Key: "sandbox.allow-hosts", Reason: refusal(d.Where(), d)})
+			}
+			return out
+		}
+		return own, denied, func() {
+			cancel()
+			<-served
+			if dir != "" {
+				_ = os.RemoveAll(dir)
+			}
+		}, nil
+	}
 }
 
 // egressListener is where the proxy serves a sandbox of kind, set in box:

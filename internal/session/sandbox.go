@@ -268,11 +268,15 @@ func (s runSandbox) notify(env []string) proc.Wrapper {
 // gates is the sandbox of the quality gates, with their throwaway layers
 // where it can have them; nil without one.
 func (s runSandbox) gates() proc.Wrapper {
+	box := s.choice.Box
+	if box != nil && s.egress != nil {
+		box = box.WithGateEgress(s.egress.gate)
+	}
 	switch {
 	case s.layers != nil:
-		return s.choice.Box.ForGates(*s.layers)
-	case s.choice.Box != nil:
-		return s.choice.Box.Passing(sandbox.ColdVars())
+		return box.ForGates(*s.layers)
+	case box != nil:
+		return box.Passing(sandbox.ColdVars())
 	}
 	return nil
 }

@@ -13,6 +13,12 @@ const (
 	OutcomeTaskFailed     Outcome = "task_failed"
 	OutcomePrematureClaim Outcome = "premature_claim"
 	OutcomeGateFailed     Outcome = "gate_failed"
+	// OutcomeSandboxFailed: a quality gate failed while the sandbox
+	// refused it something ralph saw itself (a host its proxy refused
+	// during that gate run): the sandbox's failure, not the work's. Not
+	// an attempt; the task stays open and the run stops, exit 1, naming
+	// what was refused and the key that would allow it.
+	OutcomeSandboxFailed Outcome = "sandbox_failed"
 	// OutcomeGuardRejected: with guard = "strict", the tamper guard found
 	// changes that weaken the checks in the task's diff.
 	OutcomeGuardRejected Outcome = "guard_rejected"

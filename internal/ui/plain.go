@@ -156,7 +156,7 @@ func (p *Plain) ended(e loop.Event) {
 	switch r.Outcome {
 	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		mark = p.color(ansiGreen, "✓")
-	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed,
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeSandboxFailed,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		mark = p.color(ansiRed, "✗")
 	default:

@@ -561,7 +561,7 @@ func (m *model) iterationEnded(e loop.Event) {
 				}
 			}
 		}
-	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeSandboxFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		kind = actOutcomeBad
 	default:
@@ -596,7 +596,7 @@ func outcomeMark(outcome state.Outcome) string {
 	switch outcome {
 	case state.OutcomeTaskDone, state.OutcomePlanDone:
 		return "✓"
-	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
+	case state.OutcomeFatalError, state.OutcomeTaskFailed, state.OutcomeGateFailed, state.OutcomeSandboxFailed, state.OutcomeTimeout, state.OutcomeIdleTimeout,
 		state.OutcomeGuardRejected, state.OutcomeReviewRejected, state.OutcomeReviewFailed, state.OutcomeCommitRefused:
 		return "✗"
 	default:
