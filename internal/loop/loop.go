@@ -38,6 +38,11 @@ type Options struct {
 	Delay       time.Duration
 	// MaxWait bounds one wait for a usage limit to reset.
 	MaxWait time.Duration
+	// RouteInForce, when set, gives the agent and model in force for a
+	// task (the trust store's record of the plan: an edit of the file is
+	// not in force until `ralph trust PLAN`); nil: the plan's as the run
+	// started.
+	RouteInForce func(id string) (agentName, model string)
 	// FallbackAfter is how long a usage limit is waited for before a
 	// fallback agent stands in (Deps.Route).
 	FallbackAfter time.Duration

@@ -21,11 +21,21 @@ func snapshotPlan(p *task.Plan) *task.Plan {
 	return &c
 }
 
-// routeInForce is t with the agent and model the plan gave it when the run
+// routeInForce is t with the agent and model in force for it
+// (Options.RouteInForce), else those the plan gave it when the run
 // started: none for a task the plan did not have then.
 func (r *runner) routeInForce(t task.Task) task.Task {
+	was, known := r.routeStart.Task(t.ID)
+	if in := r.opts.RouteInForce; in != nil {
+		agentName, model := in(t.ID)
+		if agentName != t.Agent || model != t.Model || !known {
+			t.AgentLine, t.ModelLine = 0, 0
+		}
+		t.Agent, t.Model = agentName, model
+		return t
+	}
 	t.Agent, t.Model, t.AgentLine, t.ModelLine = "", "", 0, 0
-	if was, ok := r.routeStart.Task(t.ID); ok {
+	if known {
 		t.Agent, t.Model, t.AgentLine, t.ModelLine = was.Agent, was.Model, was.AgentLine, was.ModelLine
 	}
 	return t

@@ -125,7 +125,7 @@ func Plan(ctx context.Context, f *Host, opts PlanOptions) error {
 			for _, t := range p.Tasks {
 				fmt.Fprintf(w, "  %s  %s\n", t.ID, t.Title)
 			}
-			return planGatesPending(f, w, path, out, p.Validation)
+			return planGatesPending(f, w, path, out, p)
 		}
 		fmt.Fprintf(w, "  %d problems with %s:\n", len(problems), out)
 		for _, p := range problems {
@@ -331,9 +331,11 @@ func checkPlan(path, name, formatName string, doneBefore map[string]bool) []stri
 }
 
 // planGatesPending records that the plan the agent wrote at path has no
-// Validation Commands in force: the agent chose them, and they would run
-// as gates. The user puts them in force with the `ralph trust` it prints.
-func planGatesPending(f *Host, w io.Writer, path, name string, cmds []string) error {
+// Validation Commands, and no task's agent or model, in force: the agent
+// chose them, and they would run as gates, or spend. The user puts them
+// in force with the `ralph trust` it prints.
+func planGatesPending(f *Host, w io.Writer, path, name string, p *task.Plan) error {
+	cmds := p.Validation
 	store := f.TrustStore()
 	if store.Dir == "" {
 		return nil // no store, no record: the file's are in force (trust.Store.GatesInForce)
@@ -341,9 +343,15 @@ func planGatesPending(f *Host, w io.Writer, path, name string, cmds []string) er
 	if _, err := store.SetPlanGates(path, nil, trust.ByPlan, time.Now()); err != nil {
 		return fmt.Errorf("recording %s's Validation Commands: %w", name, err)
 	}
+	if _, err := store.SetPlanRoutes(path, nil, trust.ByPlan, time.Now()); err != nil {
+		return fmt.Errorf("recording %s's agents and models: %w", name, err)
+	}
 	if len(cmds) > 0 {
 		fmt.Fprintf(w, "  its Validation Commands (`%s`) run as gates once you approve them: ralph trust %s\n",
 			strings.Join(cmds, "`, `"), name)
+	}
+	if len(fileRoutes(p)) > 0 {
+		fmt.Fprintf(w, "  the agents and models its tasks name are used once you approve them: ralph trust %s\n", name)
 	}
 	return nil
 }

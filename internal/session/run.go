@@ -122,6 +122,9 @@ type Run struct {
 	gates  runGates
 	// notReady is what would stop the run before anything changes.
 	notReady error
+	// routeNote says the plan's tasks name other agents or models than
+	// those in force ("" when they do not).
+	routeNote string
 }
 
 // Open puts a run together without changing anything: no branch, no
@@ -253,6 +256,16 @@ func (r *Run) openGates() error {
 	if len(r.cfg.Gates.Commands) == 0 {
 		// Only worth a look when the config names no gate.
 		r.gates.found = DetectChecks(r.f, r.dir)
+	}
+	// The agents and models the plan's tasks name in force, as its
+	// Validation Commands are.
+	routes, note, err := r.f.planRoutes(r.plan.Plan())
+	if err != nil {
+		return err
+	}
+	r.routeNote = note
+	if routes != nil {
+		r.lopts.RouteInForce = func(id string) (string, string) { return routes[id].Agent, routes[id].Model }
 	}
 	return nil
 }
@@ -446,6 +459,9 @@ func (r *Run) warnings(ev *events, hasGates bool) {
 	if r.gates.validationNote != "" {
 		ev.warn(r.gates.validationNote)
 	}
+	if r.routeNote != "" {
+		ev.warn(r.routeNote)
+	}
 }
 
 // publish opens or updates the run's pull request when github.pr asks
@@ -569,7 +585,7 @@ func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGa
 	if pv.Route != "" {
 		fmt.Fprintf(w, "# route: %s\n", pv.Route)
 	}
-	routeTasks(w, deps.Plan.Plan(), rule)
+	routeTasks(w, deps.Plan.Plan(), rule, opts.RouteInForce)
 	if t, ok := deps.Plan.Plan().Task(pv.Task.ID); ok && rule != nil {
 		// The task's own agent runs in its own box (its configuration
 		// directories, its hosts).
@@ -624,7 +640,7 @@ func dryRun(w io.Writer, f *Host, opts loop.Options, deps loop.Deps, gates runGa
 
 // routeTasks prints the agent and model each open task starts on, when
 // a task names its own or the run escalates or falls over.
-func routeTasks(w io.Writer, p *task.Plan, rule *route.Rule) {
+func routeTasks(w io.Writer, p *task.Plan, rule *route.Rule, inForce func(string) (string, string)) {
 	if rule == nil {
 		return
 	}
@@ -639,6 +655,9 @@ func routeTasks(w io.Writer, p *task.Plan, rule *route.Rule) {
 	for _, t := range p.Tasks {
 		if t.Status == task.StatusDone {
 			continue
+		}
+		if inForce != nil {
+			t.Agent, t.Model = inForce(t.ID)
 		}
 		ch := rule.Start(t)
 		fmt.Fprintf(w, "  %s  %s (%s)\n", t.ID, route.Pair{Agent: ch.Agent, Model: ch.Model}, ch.Why)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,6 +270,40 @@ func (f *Host) planGates(p *task.Plan) (cmds []string, warning string, err error
 		name, inForce, rec.By, rec.RecordedAt.Local().Format("2006-01-02 15:04"), name), nil
 }
 
+// planRoutes are the agents and models the plan's tasks name in force for
+// this run (trust.Store.RoutesInForce): fixed at its start, whatever the
+// agent writes in the plan; --trust uses the file's, unrecorded. nil
+// means the file's. The warning, when not empty, says that the file's
+// differ from them.
+func (f *Host) planRoutes(p *task.Plan) (map[string]trust.Route, string, error) {
+	file := fileRoutes(p)
+	if p.Path == "" || f.vouched() {
+		return nil, "", nil
+	}
+	in, rec, err := f.TrustStore().RoutesInForce(p.Path, file, time.Now())
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the trust store: %w", err)
+	}
+	if rec == nil || maps.Equal(in, file) {
+		return in, "", nil
+	}
+	name := words.Path(p.Path)
+	return in, fmt.Sprintf("%s's tasks name other agents or models than those in force (recorded by %s on %s): "+
+		"the run uses those; read the file's, then run 'ralph trust %s' to put them in force",
+		name, rec.By, rec.RecordedAt.Local().Format("2006-01-02 15:04"), name), nil
+}
+
+// fileRoutes are the agents and models p's tasks name, by task id.
+func fileRoutes(p *task.Plan) map[string]trust.Route {
+	routes := map[string]trust.Route{}
+	for _, t := range p.Tasks {
+		if t.Agent != "" || t.Model != "" {
+			routes[t.ID] = trust.Route{Agent: t.Agent, Model: t.Model}
+		}
+	}
+	return routes
+}
+
 // TrustPlan records the Validation Commands of the plan at path as the
 // ones in force; false when path is not a plan (a configuration file).
 func (f *Host) TrustPlan(path string) (bool, error) {
@@ -281,6 +316,9 @@ func (f *Host) TrustPlan(path string) (bool, error) {
 	}
 	p := pf.Plan()
 	if _, err := f.TrustStore().SetPlanGates(path, p.Validation, trust.ByTrust, time.Now()); err != nil {
+		return true, fmt.Errorf("trust %s: %w", path, err)
+	}
+	if _, err := f.TrustStore().SetPlanRoutes(path, fileRoutes(p), trust.ByTrust, time.Now()); err != nil {
 		return true, fmt.Errorf("trust %s: %w", path, err)
 	}
 	inForce := "none"

@@ -25,6 +25,10 @@ type Gates struct {
 	// By says who put them in force: "first read", "ralph plan",
 	// "ralph trust".
 	By string `json:"by"`
+	// Routes are the agents and models the plan's tasks name, in force
+	// as Commands are (routes.go); nil in a record of an older ralph,
+	// which recorded none.
+	Routes map[string]Route `json:"routes"`
 }
 
 // Who put a plan's commands in force.
@@ -67,6 +71,9 @@ func (s Store) SetPlanGates(path string, cmds []string, by string, now time.Time
 		return Gates{}, err
 	}
 	g := Gates{Path: key, Commands: slices.Clone(cmds), RecordedAt: now.UTC().Truncate(time.Second), By: by}
+	if old, found, err := s.PlanGates(path); err == nil && found {
+		g.Routes = old.Routes // the routes in force stay as they were
+	}
 	if g.Commands == nil {
 		g.Commands = []string{}
 	}
