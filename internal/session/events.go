@@ -46,7 +46,9 @@ type events struct {
 	qmu     sync.Mutex
 	pending []loop.Event
 
-	closeLog func()
+	// release closes the page's channel and the log's file, once the
+	// consumers are closed.
+	release func()
 }
 
 // emit delivers e to every consumer, in order, and what they queued.
@@ -155,7 +157,7 @@ func (r *Run) openEvents(ctx context.Context, store *state.Store, life *lifetime
 		return nil, err
 	}
 	ev := &events{workerID: r.opts.workerID, log: ui.NewLog(logger), screen: screen,
-		closeLog: func() { closeChannel(); closeLog() }}
+		release: func() { closeChannel(); closeLog() }}
 	if ch != nil {
 		ev.channel = ch
 	}

@@ -48,7 +48,7 @@ type Host struct {
 
 // NewHost is the host of a process: its streams and environment.
 func NewHost(in, out, errOut *os.File) *Host {
-	return &Host{IO: NewIO(in, out, errOut), Environ: os.Environ}
+	return &Host{IO: newIO(in, out, errOut), Environ: os.Environ}
 }
 
 // StopNote is what the first stop signal prints, when a command set one.
@@ -87,10 +87,10 @@ func (g *agentGroups) kill() {
 	}
 }
 
-// NewIO wraps the process's streams. Out is a terminal only when the
+// newIO wraps the process's streams. Out is a terminal only when the
 // terminal driver answers for it: /dev/null is a character device too, and
 // `ralph run > /dev/null` must not start the TUI.
-func NewIO(in, out, errOut *os.File) *IO {
+func newIO(in, out, errOut *os.File) *IO {
 	return &IO{In: in, Out: out, ErrOut: errOut, TTY: term.IsTerminal(int(out.Fd()))}
 }
 

@@ -351,7 +351,7 @@ func (r *Run) Run(ctx context.Context) (pr *tracker.PullResult, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ev.closeLog()
+	defer ev.release()
 	r.warnings(ev, deps.Gate != nil)
 	if g, ok := pre.repo.(*vcs.Git); ok {
 		g.NestedRepo = func(news vcs.RepoNews) { ev.warn(nestedRepoWarning(news)) }

@@ -20,7 +20,7 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 		t.Skipf("%s is not a character device here (%v)", os.DevNull, err)
 	}
 
-	f := &Host{IO: NewIO(os.Stdin, devNull, os.Stderr), Environ: func() []string { return []string{"TERM=xterm-256color"} }}
+	f := &Host{IO: newIO(os.Stdin, devNull, os.Stderr), Environ: func() []string { return []string{"TERM=xterm-256color"} }}
 	if f.IO.TTY {
 		t.Fatalf("%s as stdout counts as a terminal", os.DevNull)
 	}
