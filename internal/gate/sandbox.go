@@ -23,14 +23,14 @@ type Watcher interface {
 func seenNote(s sandbox.Seen) string {
 	var b strings.Builder
 	if len(s.Discarded) > 0 {
-		b.WriteString("\nralph: the gate wrote outside the places a gate keeps, into a throwaway layer over the home, discarded after it: " +
+		b.WriteString("\nralph: the gate wrote outside the places a gate keeps, into throwaway layers, discarded after it: " +
 			strings.Join(s.Discarded, ", "))
 		if s.More > 0 {
 			fmt.Fprintf(&b, " and %d more", s.More)
 		}
 	}
-	if s.HomeReadOnly != "" {
-		b.WriteString("\nralph: the gate found the home read-only (no throwaway layer could be laid over it: " + s.HomeReadOnly + ")")
+	if len(s.ReadOnly) > 0 {
+		b.WriteString("\nralph: the gate found these read-only (no throwaway layer could be laid over them): " + strings.Join(s.ReadOnly, "; "))
 	}
 	return b.String()
 }

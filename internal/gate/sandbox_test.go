@@ -100,7 +100,7 @@ func TestDiscardedWritesAreNotedNotBlamed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RunCommand: %v; want a plain failure", err)
 	}
-	if want := "ralph: the gate wrote outside the places a gate keeps, into a throwaway layer over the home, discarded after it: ~/.config/go/telemetry/local/go.count"; !strings.Contains(res.Output, want) {
+	if want := "ralph: the gate wrote outside the places a gate keeps, into throwaway layers, discarded after it: ~/.config/go/telemetry/local/go.count"; !strings.Contains(res.Output, want) {
 		t.Errorf("output %q lacks %q", res.Output, want)
 	}
 	res, err = r.RunCommand(t.Context(), "true")

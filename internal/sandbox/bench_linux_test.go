@@ -57,8 +57,8 @@ func BenchmarkStart(b *testing.B) {
 					}
 				}
 				res, err := proc.Run(b.Context(), proc.Cmd{Argv: []string{"true"}, Dir: proj, Env: env, Sandbox: w})
-				if s := seen(); err != nil || res.ExitCode != 0 || s.HomeReadOnly != "" {
-					b.Fatalf("exit %d: %v (%s)", res.ExitCode, err, s.HomeReadOnly)
+				if s := seen(); err != nil || res.ExitCode != 0 || len(s.ReadOnly) > 0 {
+					b.Fatalf("exit %d: %v (%s)", res.ExitCode, err, s.ReadOnly)
 				}
 			}
 		})

@@ -42,7 +42,13 @@ func TestMain(m *testing.M) {
 // is another directory: what the policy itself hides is under test.
 func realBox(t *testing.T, network string) (root string, box *Box) {
 	t.Helper()
-	root, p, env := fixture(t)
+	return realBoxIn(t, t.TempDir(), network)
+}
+
+// realBoxIn is realBox with its fixture in dir.
+func realBoxIn(t *testing.T, dir, network string) (root string, box *Box) {
+	t.Helper()
+	root, p, env := fixtureIn(t, dir)
 	if err := os.WriteFile(filepath.Join(root, "home/.ssh/id_ed25519"), []byte("PRIVATE KEY"), 0o600); err != nil {
 		t.Fatal(err)
 	}

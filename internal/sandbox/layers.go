@@ -37,10 +37,11 @@ type Layers struct {
 	// (DefaultStores): the agent writes them, so the gate gets each empty,
 	// its writes discarded.
 	Stores []string
-	// home is where one gate run's throwaway layer over the home goes
-	// (Watch): the run writes anywhere in the home, into a layer ralph
-	// lists and removes once it has ended; "" leaves the home read-only.
-	home string
+	// base is one gate run's directory (Watch), where its throwaway
+	// layers are made (throwaway): the run writes anywhere the host would
+	// let it, into layers ralph lists once it has ended; "" leaves what
+	// the gate may not keep read-only.
+	base string
 }
 
 // DefaultStores are the in-tree stores that replay results or select
@@ -95,13 +96,10 @@ func (b *Box) layer(r *layout) layered {
 		out.args = append(out.args, flag, c)
 		out.caches = append(out.caches, c)
 	}
-	if home := b.throwawayHome(r); home != "" {
-		// bwrap binds the layer over the home, shallow first: what a gate
-		// may keep (the project, its caches' layers) is bound over it.
+	if b.layers.base != "" {
 		// After the caches: a cache in the home is not one the gate may
 		// write as it is (--empty).
-		out.args = append(out.args, "--upper", b.layers.home, "--home", home)
-		r.binds = append(r.binds, bind{path: home, source: filepath.Join(b.layers.home, "merged"), writable: true})
+		out.args = append(out.args, b.throwaway(r, out.caches)...)
 	}
 	for _, s := range b.layers.Stores {
 		p := r.work + "/" + s
@@ -174,7 +172,7 @@ func keptDir(keep, dir string) string {
 // one the gate may write already (it is in the project, or under
 // sandbox.allow-write) or may not see at all.
 func (b *Box) throwawayHome(r *layout) string {
-	if b.layers.home == "" {
+	if b.layers.base == "" {
 		return ""
 	}
 	home := realPath(b.expand("~", b.policy.Project))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -26,13 +27,22 @@ import (
 //   - --store PATH refuses to start the gate when PATH is there but is a
 //     link or a file, not a directory bwrap can cover: the gate would
 //     read what the agent left there.
-//   - --upper BASE --home DIR mounts at BASE/merged (for bubblewrap to
-//     bind over DIR) an overlay of what DIR holds and a writable upper
-//     layer on disk in BASE/upper: the gate's home, where what it writes
-//     outside the places it keeps goes, for ralph to list once it has
-//     ended (Box.Watch) and then remove. Where no overlay can be made,
-//     BASE/merged is DIR read-only, as without it, and BASE/failed says
-//     why.
+//   - --scratch DIR mounts a tmpfs at DIR, where the options below make
+//     a gate's throwaway layers (Box.throwaway), and --report SOCKET
+//     sends ralph (Box.Watch) a descriptor of it on SOCKET once they are
+//     made: ralph lists what the gate wrote there after it has ended, and
+//     the memory goes when ralph lets go of it.
+//   - --upper DIR names the directory, in the tmpfs, of the throwaway
+//     layer the next option makes, which also records there the path it
+//     is over (pathFile):
+//   - --layer PATH mounts at DIR/merged (for bubblewrap to bind over
+//     PATH) an overlay of what the directory PATH holds and a writable
+//     upper layer, DIR/upper. Where no overlay can be made, DIR/merged is
+//     PATH read-only, as without it, and DIR/failed says why.
+//   - --blank PATH makes DIR/upper, an empty directory bubblewrap binds
+//     over the hidden PATH.
+//   - --copy PATH copies the file PATH to DIR/copy, which bubblewrap
+//     binds over it.
 //   - --keep DIR puts the upper layers of the --over options after it in
 //     DIR, on disk, one directory per cache, instead of in a tmpfs: the
 //     agent's layer, which its next start in the same slot finds as it
@@ -45,14 +55,23 @@ func LayersMain(args []string, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "ralph "+LayersCommand+":", err)
 		return 1
 	}
-	keep, upper := "", ""
+	keep, upper, report, scratch := "", "", "", -1
+	defer func() {
+		if scratch >= 0 {
+			unix.Close(scratch)
+		}
+	}()
 	for len(args) >= 2 && args[0] != "--" {
 		var err error
 		switch args[0] {
+		case "--scratch":
+			scratch, err = scratchAt(args[1])
+		case "--report":
+			report = args[1]
 		case "--upper":
 			upper = args[1]
-		case "--home":
-			err = throwaway(args[1], upper)
+		case "--layer", "--blank", "--copy":
+			err = throwaway(args[0], args[1], upper)
 		case "--keep":
 			keep = args[1]
 		case "--over":
@@ -71,8 +90,13 @@ func LayersMain(args []string, errOut io.Writer) int {
 		}
 		args = args[2:]
 	}
+	if report != "" && scratch >= 0 {
+		if err := send(report, scratch); err != nil {
+			return fail(err)
+		}
+	}
 	if len(args) < 2 || args[0] != "--" {
-		return fail(errors.New("want [--upper BASE --home DIR | --keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
+		return fail(errors.New("want [--scratch DIR --report SOCKET] [--upper DIR (--layer | --blank | --copy) PATH | --keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
 	}
 	return fail(unix.Exec(args[1], args[1:], os.Environ()))
 }
@@ -131,37 +155,99 @@ func overlay(dir string, empty bool, keep string) error {
 	return nil
 }
 
-// throwaway mounts at base/merged an overlay of dir (lower) and
-// base/upper, on disk, with userxattr as the kept layers are; or, when
-// the kernel refuses it, dir itself read-only there, and the reason in
-// base/failed: the gate then finds its home as it would without the
-// layer.
-func throwaway(dir, base string) error {
-	if base == "" {
-		return errors.New("--home needs --upper first")
+// scratchAt mounts the throwaway layers' tmpfs at dir and returns a
+// descriptor of it, for ralph.
+func scratchAt(dir string) (int, error) {
+	if err := unix.Mkdir(dir, 0o700); err != nil {
+		return -1, err
 	}
-	merged := filepath.Join(base, "merged")
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=700"); err != nil {
+		return -1, fmt.Errorf("a tmpfs at %s: %w", dir, err)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%s: %w", dir, err)
+	}
+	return fd, nil
+}
+
+// send hands ralph fd on the unix socket at path (received).
+func send(path string, fd int) error {
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(s)
+	if err := unix.Connect(s, &unix.SockaddrUnix{Name: path}); err != nil {
+		return fmt.Errorf("ralph's socket %s: %w", path, err)
+	}
+	return unix.Sendmsg(s, []byte{0}, unix.UnixRights(fd), nil, 0)
+}
+
+// throwaway makes, in dir (in the tmpfs), the throwaway layer opt asks
+// for over path (LayersMain), and records path there.
+func throwaway(opt, path, dir string) error {
+	if dir == "" {
+		return errors.New(opt + " needs --upper first")
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, pathFile), []byte(path), 0o600); err != nil {
+		return err
+	}
+	switch opt {
+	case "--blank":
+		return os.Mkdir(filepath.Join(dir, "upper"), 0o700)
+	case "--copy":
+		return copyFile(path, filepath.Join(dir, copiedFile))
+	}
+	merged := filepath.Join(dir, "merged")
 	if err := os.Mkdir(merged, 0o700); err != nil {
 		return err
 	}
-	err := overlayAt(dir, merged, base)
+	err := overlayAt(path, merged, dir)
 	if err == nil {
 		return nil
 	}
-	if werr := os.WriteFile(filepath.Join(base, "failed"), []byte(err.Error()), 0o600); werr != nil {
+	if werr := os.WriteFile(filepath.Join(dir, failedFile), []byte(err.Error()), 0o600); werr != nil {
 		return errors.Join(err, werr)
 	}
-	if err := unix.Mount(dir, merged, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+	if err := unix.Mount(path, merged, "", unix.MS_BIND, ""); err == nil {
+		if err := unix.Mount("", merged, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("%s read-only: %w", path, err)
+		}
+		return nil
 	}
-	if err := unix.Mount("", merged, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		return fmt.Errorf("%s read-only: %w", dir, err)
+	// Something was mounted below path since ralph looked: the kernel
+	// binds it only with what is mounted there, all of which is made
+	// read-only.
+	if err := unix.Mount(path, merged, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, merged, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("%s read-only: %w", path, err)
 	}
 	return nil
 }
 
+// copyFile copies the regular file src to dst, with its mode.
+func copyFile(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, fi.Mode().Perm())
+}
+
 // overlayAt mounts at target an overlay of dir and an upper layer in
-// base, each layer by a descriptor.
+// base, each layer by a descriptor. base is in the namespace's own tmpfs,
+// where its root may set overlayfs's trusted.* marks: no userxattr, which
+// a tmpfs takes only from Linux 6.6.
 func overlayAt(dir, target, base string) error {
 	paths := []string{dir, filepath.Join(base, "upper"), filepath.Join(base, "work")}
 	for _, d := range paths[1:] {
@@ -186,9 +272,47 @@ func overlayAt(dir, target, base string) error {
 	if err := unix.Chmod(paths[1], st.Mode&0o7777); err != nil {
 		return err
 	}
-	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", fds[0], fds[1], fds[2])
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d", fds[0], fds[1], fds[2])
 	if err := unix.Mount("overlay", target, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("an overlay over %s (upper layer in %s): %w", dir, base, err)
 	}
 	return nil
 }
+
+// received is the descriptor of the throwaway layers' tmpfs that
+// LayersCommand sent on ln before it started bubblewrap; false when it
+// sent none (no layer was laid: it failed before, or was not asked).
+// The sender has gone: nothing here waits.
+func received(ln *net.UnixListener) (int, bool) {
+	raw, err := ln.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	conn := -1
+	if raw.Control(func(fd uintptr) {
+		conn, _, err = unix.Accept4(int(fd), unix.SOCK_CLOEXEC) // the listener does not block: none pending is EAGAIN
+	}) != nil || err != nil {
+		return 0, false
+	}
+	defer unix.Close(conn)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(conn, make([]byte, 1), oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return 0, false
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return 0, false
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) == 0 {
+		return 0, false
+	}
+	for _, fd := range fds[1:] {
+		unix.Close(fd)
+	}
+	return fds[0], true
+}
+
+// closeFD closes a descriptor received.
+func closeFD(fd int) { _ = unix.Close(fd) }

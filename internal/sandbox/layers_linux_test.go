@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +20,13 @@ import (
 // each with what was written there before the gate.
 func gateBox(t *testing.T) (root string, box *Box) {
 	t.Helper()
-	root, box = realBox(t, NetworkOpen)
+	return gateBoxIn(t, t.TempDir())
+}
+
+// gateBoxIn is gateBox with its fixture in dir.
+func gateBoxIn(t *testing.T, dir string) (root string, box *Box) {
+	t.Helper()
+	root, box = realBoxIn(t, dir, NetworkOpen)
 	files := map[string]string{
 		"home/gocache/entry": "user", "home/gocache/old": "user", "home/cache/forged": "agent",
 		"proj/.pytest_cache/lastfailed": "agent",
@@ -136,8 +143,8 @@ func TestGateHomeLayerTurnsRefusedWritesIntoSeenOnes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	if diff := cmp.Diff([]string{"~/.config/tool/state"}, seen.Discarded); diff != "" || seen.More != 0 || seen.HomeReadOnly != "" {
-		t.Errorf("discarded (-want +got):\n%s(more %d, read-only: %q)", diff, seen.More, seen.HomeReadOnly)
+	if diff := cmp.Diff([]string{"~/.config/tool/state"}, seen.Discarded); diff != "" || seen.More != 0 || len(seen.ReadOnly) > 0 {
+		t.Errorf("discarded (-want +got):\n%s(more %d, read-only: %q)", diff, seen.More, seen.ReadOnly)
 	}
 	if _, err := os.Lstat(filepath.Join(home, ".config")); err == nil {
 		t.Error("~/.config is on the host: the gate's write outlived it")
@@ -190,5 +197,83 @@ func TestGateHomeLayerKeepsAProjectInTheHome(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"~/.cache/tool/z"}, seen.Discarded); diff != "" {
 		t.Errorf("discarded (-want +got):\n%s", diff)
+	}
+}
+
+// A gate run's writes that read-only mounts refused (the host's
+// directories, the git directory's config and hooks, ralph's state, a
+// hidden directory) land in throwaway layers, which ralph lists and
+// removes: the sandbox refuses the gate no write the host would allow, so
+// no gate fails on one, and none reaches the host.
+func TestGateThrowawayLayersTakeTheWritesMountsRefused(t *testing.T) {
+	t.Parallel()
+	// In /tmp, which no layer takes (it holds the layers), and in
+	// /var/tmp, where the project, the git directory and ralph's state
+	// are in /var's layer and the project is bound over it: its read-only
+	// paths must stay the layers', not the host's.
+	dirs := map[string]string{"in /tmp": t.TempDir()}
+	if isDir("/var/tmp") {
+		dir, err := os.MkdirTemp("/var/tmp", "ralph-sandbox-unit-") //nolint:usetesting // outside /tmp on purpose: /tmp gets no layer
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeTree(dir) })
+		dirs["in /var/tmp"] = dir
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			throwawayWrites(t, dir)
+		})
+	}
+}
+
+func throwawayWrites(t *testing.T, dir string) {
+	t.Helper()
+	root, box := gateBoxIn(t, dir)
+	proj := filepath.Join(root, "proj")
+	for _, f := range []string{".git/config", "ralph.toml"} {
+		if err := os.WriteFile(filepath.Join(proj, f), []byte("[core]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	box.policy.ReadOnly = append(box.policy.ReadOnly, "ralph.toml")
+	sys := filepath.Join("/var/tmp", "ralph-gate-test-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(dir))
+	t.Cleanup(func() { _ = os.Remove(sys) })
+	script := `echo sys > ` + sys + ` && test "$(cat ` + sys + `)" = sys &&
+		cp .git/config .git/config.lock && echo '[gate]' >> .git/config.lock && mv .git/config.lock .git/config &&
+		echo hook > .git/hooks/pre-commit && echo state > .ralph/state.json &&
+		echo host > ~/.ssh/known_hosts && test ! -e ~/.ssh/id_ed25519 && echo '[gates]' >> ralph.toml && echo kept > src/built.txt`
+	code, out, seen := watched(t, box, proj, script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	// Five named, the hidden directory's, laid last, counted.
+	want := []string{sys, proj + "/.git/config", proj + "/.git/hooks/pre-commit", proj + "/.ralph/state.json", proj + "/ralph.toml"}
+	got := slices.Sorted(slices.Values(seen.Discarded))
+	if diff := cmp.Diff(slices.Sorted(slices.Values(want)), got); diff != "" || seen.More != 1 || len(seen.ReadOnly) > 0 {
+		t.Errorf("discarded (-want +got):\n%s(more %d, read-only: %q)", diff, seen.More, seen.ReadOnly)
+	}
+	for _, p := range []string{sys, proj + "/.git/hooks/pre-commit", proj + "/.ralph/state.json", root + "/home/.ssh/known_hosts"} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is on the host: the gate's write outlived it", p)
+		}
+	}
+	for _, f := range []string{".git/config", "ralph.toml"} {
+		if b, err := os.ReadFile(filepath.Join(proj, f)); err != nil || string(b) != "[core]\n" {
+			t.Errorf("%s: %q, %v", f, b, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "src/built.txt")); err != nil || string(b) != "kept\n" {
+		t.Errorf("the project's write: %q, %v", b, err)
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{`/mnt/a\040b`: "/mnt/a b", `/x\134y`: `/x\y`, `/tab\011`: "/tab\t", `/plain`: "/plain", `/odd\04`: `/odd\04`} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"net"
 )
 
 // LayersMain is LayersCommand, which only Linux's bubblewrap sandbox
@@ -13,3 +14,8 @@ func LayersMain(_ []string, errOut io.Writer) int {
 	fmt.Fprintln(errOut, "ralph "+LayersCommand+": Linux only")
 	return 1
 }
+
+// received is what no other platform's LayersCommand sends.
+func received(*net.UnixListener) (int, bool) { return 0, false }
+
+func closeFD(int) {}

@@ -16,7 +16,13 @@ import (
 // directory) under root, which it returns with its links resolved.
 func tree(t *testing.T, names ...string) string {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	return treeIn(t, t.TempDir(), names...)
+}
+
+// treeIn is tree in dir, which it empties of nothing: the caller owns it.
+func treeIn(t *testing.T, dir string, names ...string) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +48,13 @@ func tree(t *testing.T, names ...string) string {
 // with ralph's state, its git directory and a task's worktree.
 func fixture(t *testing.T) (root string, p Policy, env []string) {
 	t.Helper()
-	root = tree(t, "home/.ssh/id_ed25519", "home/.netrc", "home/.claude/", "home/.claude.json", "home/cache/",
+	return fixtureIn(t, t.TempDir())
+}
+
+// fixtureIn is fixture in dir.
+func fixtureIn(t *testing.T, dir string) (root string, p Policy, env []string) {
+	t.Helper()
+	root = treeIn(t, dir, "home/.ssh/id_ed25519", "home/.netrc", "home/.claude/", "home/.claude.json", "home/cache/",
 		"proj/.git/hooks/", "proj/.git/config", "proj/.ralph/worktrees/1/src/", "proj/src/", "proj/.env", "bin/agent")
 	p = Policy{
 		Project:   filepath.Join(root, "proj"),

@@ -1,8 +1,8 @@
 package sandbox
 
 import (
-	"errors"
-	"io/fs"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,9 +42,9 @@ type Seen struct {
 	// layer took them, gone with it. More counts those past maxDiscarded.
 	Discarded []string
 	More      int
-	// HomeReadOnly says why the run found the home read-only, when its
-	// layer could not be laid.
-	HomeReadOnly string
+	// ReadOnly are the places the run found read-only because their
+	// throwaway layer could not be laid, each with why.
+	ReadOnly []string
 }
 
 // maxDiscarded bounds Seen.Discarded.
@@ -68,13 +68,18 @@ func (b *Box) WithGateEgress(open GateEgress) *Box {
 // Watch returns the box one gate run works in, and what ralph saw of it,
 // to be asked once the run has ended (it then lets go of what Watch
 // opened; call it exactly once). With its throwaway layers (bubblewrap),
-// the run also gets one over the home, on disk in a directory of the
-// run's outside it, listed and removed afterwards: a write there that the
-// read-only home would refuse succeeds, and is seen. With a proxy, the
+// the run also gets one over each place it sees but may not keep (the
+// home, the host's directories, the git directory: Box.throwaway), in a
+// tmpfs of its namespace's that LayersCommand hands ralph (an open
+// descriptor, through a socket in a directory of the run's): ralph lists
+// what the run wrote there once it has ended, and the memory goes when
+// ralph lets go of it, whatever ended the run. A write there that a
+// read-only mount would refuse succeeds, and is seen. With a proxy, the
 // run gets a listener of its own (WithGateEgress).
 func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 	c := *b
 	var base, home string
+	var report *net.UnixListener
 	if b.layers != nil && b.kind == KindBwrap {
 		home = realPath(b.expand("~", b.policy.Project))
 		if parent := layerParent(home); parent != "" {
@@ -82,8 +87,13 @@ func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			report, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, reportSocket), Net: "unix"})
+			if err != nil {
+				removeTree(dir)
+				return nil, nil, err
+			}
 			l := *b.layers
-			l.home, base = dir, dir
+			l.base, base = dir, dir
 			c.layers = &l
 		}
 	}
@@ -93,6 +103,7 @@ func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 		e, d, s, err := b.gateEgress()
 		if err != nil {
 			if base != "" {
+				report.Close()
 				removeTree(base)
 			}
 			return nil, nil, err
@@ -108,54 +119,30 @@ func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 		}
 		stop()
 		if base != "" {
-			s.Discarded, s.More, s.HomeReadOnly = discarded(base)
+			if root, ok := received(report); ok {
+				s.Discarded, s.More, s.ReadOnly = discarded(fmt.Sprintf("/proc/self/fd/%d", root), home)
+				closeFD(root)
+			}
+			report.Close()
 			removeTree(base)
 		}
 		return s
 	}, nil
 }
 
-// layerParent is where a gate run's layer over home is made: the first
-// of the temporary directories that is outside home (an overlay's upper
-// layer cannot be inside its lower one); "" for none.
+// reportSocket is the socket in a gate run's directory where
+// LayersCommand hands ralph its throwaway layers' tmpfs.
+const reportSocket = "report"
+
+// layerParent is where a gate run's directory is made: /tmp, which the
+// gate's own private /tmp hides and which gets no layer, unless it is in
+// home; else the first of the other temporary directories outside home;
+// "" for none.
 func layerParent(home string) string {
-	if home == "" {
-		return ""
-	}
-	for _, d := range []string{os.TempDir(), "/var/tmp", "/tmp"} {
-		if r := realPath(d); r != "" && isDir(r) && !within(r, home) {
+	for _, d := range []string{privateTmp, os.TempDir(), "/var/tmp"} {
+		if r := realPath(d); r != "" && isDir(r) && (home == "" || !within(r, home)) {
 			return r
 		}
 	}
 	return ""
-}
-
-// discarded lists what a gate run left in its home's layer in base (a
-// file, a link, a removal, an empty directory it made), as "~/" and the
-// path, and why the layer could not be laid, if it could not.
-func discarded(base string) (paths []string, more int, failed string) {
-	if b, err := os.ReadFile(filepath.Join(base, "failed")); err == nil {
-		return nil, 0, string(b)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, err.Error()
-	}
-	upper := filepath.Join(base, "upper")
-	_ = filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == upper {
-			return nil //nolint:nilerr // a part it cannot read is left out of the list, not an error of the gate's
-		}
-		if d.IsDir() {
-			if entries, err := os.ReadDir(p); err != nil || len(entries) > 0 {
-				return nil
-			}
-		}
-		if len(paths) >= maxDiscarded {
-			more++
-			return nil
-		}
-		rel, _ := filepath.Rel(upper, p)
-		paths = append(paths, "~/"+filepath.ToSlash(rel))
-		return nil
-	})
-	return paths, more, ""
 }
