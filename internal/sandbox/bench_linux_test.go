@@ -14,8 +14,9 @@ import (
 // agent's directories, the default hidden paths), the layout resolved
 // afresh as for every child; and a gate's start, with its throwaway
 // layers over two caches and pytest's store (bwrap+layers), and as the
-// gate runner starts it, with a throwaway layer over the home too
-// (bwrap+layers+home).
+// gate runner starts it (Watch), with the throwaway layers over the home
+// and whatever else the gate sees but may not keep, listed after
+// (bwrap+layers+home: the name it had when the home's was the only one).
 func BenchmarkStart(b *testing.B) {
 	root, err := os.MkdirTemp("/var/tmp", "ralph-sandbox-bench-") //nolint:usetesting // outside /tmp on purpose: the sandbox's private /tmp would hide it
 	if err != nil {
@@ -45,7 +46,7 @@ func BenchmarkStart(b *testing.B) {
 		name string
 		box  proc.Wrapper
 		// watched: a gate run as the gate runner starts it (Watch), with
-		// the throwaway layer over the home, listed and removed after.
+		// its throwaway layers, listed after.
 		watched bool
 	}{{"none", nil, false}, {"bwrap", box, false}, {"bwrap+layers", gates, false}, {"bwrap+layers+home", gates, true}} {
 		b.Run(bc.name, func(b *testing.B) {

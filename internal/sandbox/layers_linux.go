@@ -316,3 +316,10 @@ func received(ln *net.UnixListener) (int, bool) {
 
 // closeFD closes a descriptor received.
 func closeFD(fd int) { _ = unix.Close(fd) }
+
+// alive says whether a process pid exists (a signal 0 it may not send
+// still finds it).
+func alive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}

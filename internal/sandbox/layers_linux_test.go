@@ -3,11 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -275,5 +277,42 @@ func TestUnescapeMount(t *testing.T) {
 		if got := unescapeMount(in); got != want {
 			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A gate run's directory that a killed ralph left is removed by the next
+// gate run's; a live ralph's, and one just made, stay.
+func TestSweepGateDirs(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]string{"ralph-gate-dead": strconv.Itoa(gone.Process.Pid), "ralph-gate-live": strconv.Itoa(os.Getpid()),
+		"ralph-gate-old": "", "ralph-gate-new": ""}
+	for name, owner := range owners {
+		dir := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(dir, scratchDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(parent, "ralph-gate-old"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	sweepGateDirs(parent)
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if diff := cmp.Diff([]string{"ralph-gate-live", "ralph-gate-new"}, left); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }

@@ -19,3 +19,6 @@ func LayersMain(_ []string, errOut io.Writer) int {
 func received(*net.UnixListener) (int, bool) { return 0, false }
 
 func closeFD(int) {}
+
+// alive keeps every directory elsewhere: no gate run makes one there.
+func alive(int) bool { return true }

@@ -45,9 +45,6 @@ type bind struct {
 	// a Copy.
 	source   string
 	writable bool
-	// mountedFile is a file mounted on the host, bound read-only over a
-	// gate's throwaway layer of the directory that holds it.
-	mountedFile bool
 }
 
 type hidden struct {

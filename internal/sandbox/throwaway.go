@@ -48,7 +48,7 @@ type throwawayTarget struct {
 // throwaway lays out the throwaway layers of the gate run laid out as r
 // (caches are its caches' layers, bound on their own): over the home
 // (throwawayHome), each top-level directory of the host, each mount point
-// (a file mounted there stays read-only: an overlay covers directories
+// (a file mounted on its own gets a copy: an overlay covers directories
 // only), the git directory, and the read-only directories in the project
 // (ralph's state, git's hooks and info); the read-only files inside them
 // go with them. A directory that holds a mount point gets no layer of
@@ -105,8 +105,12 @@ func (b *Box) throwaway(r *layout, caches []string) []string {
 			return
 		}
 		if !fi.IsDir() {
-			if t.mount && fi.Mode().IsRegular() && inLayer(p, layered, kept) {
-				r.binds = append(r.binds, bind{path: p, mountedFile: true}) // the layer above does not have it
+			if t.mount && fi.Mode().IsRegular() {
+				// A file mounted on its own (a container's /etc/hosts):
+				// no overlay takes it, a copy does.
+				dir := next()
+				args = append(args, "--upper", dir, "--copy", p)
+				r.binds = append(r.binds, bind{path: p, source: filepath.Join(dir, copiedFile), writable: true})
 			}
 			return
 		}
@@ -137,14 +141,14 @@ func (b *Box) throwaway(r *layout, caches []string) []string {
 		if m.source == "" && m.path == gitDir && slices.Contains(layered, gitDir) {
 			return true
 		}
-		return !m.writable && m.source == "" && !m.mountedFile && inLayer(m.path, layered, kept)
+		return !m.writable && m.source == "" && inLayer(m.path, layered, kept)
 	})
 	// A read-only file where the gate writes (ralph.toml, a prompt, a
 	// worktree's .git file) becomes a copy of it, compared afterwards. A
 	// file cannot take an overlay; one replaced or removed (a rename over
 	// it) is still refused, as a mount point is.
 	for i, m := range r.binds {
-		if m.writable || m.source != "" || m.mountedFile ||
+		if m.writable || m.source != "" ||
 			!slices.ContainsFunc(kept, func(k string) bool { return within(m.path, k) }) {
 			continue
 		}

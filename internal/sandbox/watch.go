@@ -5,7 +5,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ralph-loop/ralph/internal/proc"
 )
@@ -83,8 +85,13 @@ func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 	if b.layers != nil && b.kind == KindBwrap {
 		home = realPath(b.expand("~", b.policy.Project))
 		if parent := layerParent(home); parent != "" {
-			dir, err := os.MkdirTemp(parent, "ralph-gate-")
+			sweepGateDirs(parent)
+			dir, err := os.MkdirTemp(parent, gateDirPrefix)
 			if err != nil {
+				return nil, nil, err
+			}
+			if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+				removeTree(dir)
 				return nil, nil, err
 			}
 			report, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, reportSocket), Net: "unix"})
@@ -128,6 +135,33 @@ func (b *Box) Watch() (proc.Wrapper, func() Seen, error) {
 		}
 		return s
 	}, nil
+}
+
+// A gate run's directory is parent/gateDirPrefix*; ownerFile in it holds
+// the process id of the ralph that made it.
+const (
+	gateDirPrefix = "ralph-gate-"
+	ownerFile     = "owner"
+)
+
+// sweepGateDirs removes the gate runs' directories in parent that a ralph
+// which is gone left (killed before it could remove them): one whose
+// owner is not a live process, or, with no owner written, made over an
+// hour ago. Another ralph's live run keeps its own.
+func sweepGateDirs(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, gateDirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			if fi, serr := os.Lstat(d); serr == nil && fi.IsDir() && time.Since(fi.ModTime()) > time.Hour {
+				removeTree(d)
+			}
+			continue
+		}
+		if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 && !alive(pid) {
+			removeTree(d)
+		}
+	}
 }
 
 // reportSocket is the socket in a gate run's directory where
