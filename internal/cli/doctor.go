@@ -29,9 +29,11 @@ has no changes but ralph's own, HEAD is on a branch and the plan's
 branchName is one git can make. It also lists the quality gates and the
 project's own checks (go test, npm test, pytest, make test, ...), each
 with whether ralph.toml enables it, and runs the gates once in the sandbox,
-as a run's gates get it (only from a ralph.toml you approved; each within
---gates-timeout; --no-gates skips them): a failing gate is a problem, the
-files a gate left in the tree are listed. Nothing is sent to a model.
+as a run's gates get it, through ralph's proxy too (only from a ralph.toml
+you approved; each within --gates-timeout; --no-gates skips them): a
+failing gate is a problem, one the proxy refused a host names it and the
+key, the files a gate left in the tree are listed. Nothing is sent to a
+model.
 
 Each problem comes with its fix. The exit code is 1 when something the run
 needs is missing or broken (the agent's executable, the config, the plan,

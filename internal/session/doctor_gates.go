@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -20,7 +21,9 @@ import (
 // get it, each within --gates-timeout: a failing one is a failure, as the
 // run's baseline would stop on it; one out of time a warning. It lists the
 // files the gates left in the tree. Only a config the user approved
-// names commands for doctor to run.
+// names commands for doctor to run. With sandbox.network = "proxy" they
+// go out through ralph's proxy as a run's do, and a gate that fails while
+// the proxy refused it a host says so, with the key.
 func doctorRunGates(ctx context.Context, r *DoctorReport, f *Host, opts DoctorOptions, dir string, cfg config.Config, trusted bool, c sandbox.Choice) {
 	const section = "gates"
 	if !trusted {
@@ -40,11 +43,28 @@ func doctorRunGates(ctx context.Context, r *DoctorReport, f *Host, opts DoctorOp
 		return
 	}
 	sb := runSandbox{choice: c, layers: layers, cold: cold}
+	if c.Box != nil && cfg.Sandbox.Network == config.NetworkProxy {
+		// Through ralph's proxy, as a run's gates go: a host it allows
+		// is reached, and one it refuses is named as the sandbox's
+		// refusal, each gate through a listener of its own.
+		e, err := startEgress(ctx, cfg, c.Box.Kind(), []string{cfg.Agent})
+		if err != nil {
+			r.add(section, "run", CheckFail, err.Error(), "")
+			return
+		}
+		defer e.stop()
+		sb.egress = e
+		sb.choice.Box = c.Box.WithEgress(e.box)
+	}
 	runner := gate.Runner{Dir: dir, Timeout: opts.GatesTimeout, Env: f.Environ(), Sandbox: sb.gates(), Fresh: sb.gateCaches()}
 	before := treeFiles(dir)
 	for _, command := range commands {
 		res, err := runner.RunCommand(ctx, command)
+		var refused *gate.SandboxError
 		switch {
+		case errors.As(err, &refused):
+			r.add(section, command, CheckFail, refused.Summary(),
+				"allow what the gate needs with the key named, or change the gate: ralph run stops on it before any change")
 		case err != nil:
 			r.add(section, command, CheckFail, err.Error(), "")
 		case res.TimedOut:
