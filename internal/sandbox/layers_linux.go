@@ -42,7 +42,8 @@ import (
 //   - --blank PATH makes DIR/upper, an empty directory bubblewrap binds
 //     over the hidden PATH.
 //   - --copy PATH copies the file PATH to DIR/copy, which bubblewrap
-//     binds over it.
+//     binds over it; where it cannot (a file it may not read), DIR/copy
+//     is PATH read-only, and DIR/failed says why.
 //   - --keep DIR puts the upper layers of the --over options after it in
 //     DIR, on disk, one directory per cache, instead of in a tmpfs: the
 //     agent's layer, which its next start in the same slot finds as it
@@ -196,20 +197,29 @@ func throwaway(opt, path, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, pathFile), []byte(path), 0o600); err != nil {
 		return err
 	}
+	var merged string
+	var err error
 	switch opt {
 	case "--blank":
 		return os.Mkdir(filepath.Join(dir, "upper"), 0o700)
 	case "--copy":
-		return copyFile(path, filepath.Join(dir, copiedFile))
+		merged = filepath.Join(dir, copiedFile)
+		if err = copyFile(path, merged); err == nil {
+			return nil
+		}
+		if werr := os.WriteFile(merged, nil, 0o600); werr != nil { // for the original's bind below
+			return errors.Join(err, werr)
+		}
+	default:
+		merged = filepath.Join(dir, "merged")
+		if err := os.Mkdir(merged, 0o700); err != nil {
+			return err
+		}
+		if err = overlayAt(path, merged, dir); err == nil {
+			return nil
+		}
 	}
-	merged := filepath.Join(dir, "merged")
-	if err := os.Mkdir(merged, 0o700); err != nil {
-		return err
-	}
-	err := overlayAt(path, merged, dir)
-	if err == nil {
-		return nil
-	}
+	// It stays read-only, as without the layer, and ralph is told why.
 	if werr := os.WriteFile(filepath.Join(dir, failedFile), []byte(err.Error()), 0o600); werr != nil {
 		return errors.Join(err, werr)
 	}

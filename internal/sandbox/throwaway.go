@@ -14,11 +14,11 @@ import (
 // A watched gate run (Watch) writes wherever it could write outside the
 // sandbox: what it may keep (the project, its caches' layers,
 // sandbox.allow-write) as it does without them, and everything else it
-// sees into throwaway layers, on disk in the run's directory (its base),
-// which ralph lists once the run has ended and then removes. So the
-// sandbox refuses a gate no write that the host would allow, and a gate
-// never fails on a read-only mount for ralph to misread as the work's
-// failure; what was discarded is said with a failing gate's output.
+// sees into throwaway layers, which ralph lists once the run has ended.
+// So the sandbox refuses a gate no write that the host would allow, and a
+// gate never fails on a read-only mount for ralph to misread as the
+// work's failure; what was discarded is said with a failing gate's
+// output.
 //
 // The layers are in a tmpfs LayersCommand mounts at scratchDir in the
 // run's directory (its base), in its namespace alone, one directory per
@@ -51,18 +51,19 @@ type throwawayTarget struct {
 // (a file mounted on its own gets a copy: an overlay covers directories
 // only), the git directory, and the read-only directories in the project
 // (ralph's state, git's hooks and info); the read-only files inside them
-// go with them. A directory that holds a mount point gets no layer of
-// its own (in a user namespace the kernel lays none over a directory with
-// something mounted below it): each of its directories gets one instead,
-// and its own files stay read-only. One that holds the run's base stays
+// go with them. A read-only file in the project (ralph.toml, the prompts)
+// gets a copy, compared with it afterwards. A hidden directory becomes an
+// empty one whose writes are discarded the same way.
+//
+// A directory that holds a mount point gets no layer of its own (in a
+// user namespace the kernel lays none over a directory with something
+// mounted below it): each of its directories gets one instead, and its
+// own files stay read-only. One that holds the run's base stays
 // read-only (an overlay cannot hold its own upper layer; the base is in
-// the private /tmp unless TMPDIR says otherwise). A hidden directory becomes an empty one
-// whose writes are discarded the same way. Not layered: the kernel's and
-// bubblewrap's own (/proc, /sys, /dev, the private /tmp), what the gate
-// keeps or may not see. A read-only file in the project (ralph.toml, the
-// prompts) cannot take an overlay: the gate gets a copy, compared with it
-// afterwards. It returns LayersCommand's arguments and changes r's binds
-// and hidden paths.
+// the private /tmp unless /tmp is in the home). Not layered: the
+// kernel's and bubblewrap's own (/proc, /sys, /dev, the private /tmp),
+// and what the gate keeps or may not see. It returns LayersCommand's
+// arguments and changes r's binds and hidden paths.
 func (b *Box) throwaway(r *layout, caches []string) []string {
 	base := b.layers.base
 	scratch := filepath.Join(base, scratchDir)
