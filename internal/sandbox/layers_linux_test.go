@@ -316,3 +316,60 @@ func TestSweepGateDirs(t *testing.T) {
 		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }
+
+// As in a container, where files are mounted over /etc/hosts and the
+// like: in a mount namespace of the test's own, a file mounted over
+// /etc/hostname. The gate's write to it goes to a copy, and one into
+// /etc/apt to /etc/apt's layer (/etc, with a mount below it, gets none:
+// its directories do), both listed; /etc's own files stay read-only, the
+// residue docs/sandbox.md names. The host's files never change.
+func TestGateThrowawayLayersWithAFileMounted(t *testing.T) {
+	if os.Getenv("RALPH_TEST_MOUNTED_FILE") == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root, to mount a file in a namespace of the test's own")
+		}
+		unshare, err := exec.LookPath("unshare")
+		if err != nil || !isDir("/etc/apt") {
+			t.Skip("needs unshare and /etc/apt")
+		}
+		over := filepath.Join(t.TempDir(), "hostname")
+		if err := os.WriteFile(over, []byte("box\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), unshare, "--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$1" /etc/hostname && exec "$2" -test.run '^TestGateThrowawayLayersWithAFileMounted$' -test.v`,
+			"sh", over, os.Args[0])
+		cmd.Env = append(os.Environ(), "RALPH_TEST_MOUNTED_FILE="+over)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS")) {
+			t.Fatalf("in a mount namespace of its own: %v\n%s", err, out)
+		}
+		if b, err := os.ReadFile(over); err != nil || string(b) != "box\n" {
+			t.Errorf("the mounted file: %q, %v", b, err)
+		}
+		return
+	}
+	root, box := gateBox(t)
+	proj := filepath.Join(root, "proj")
+	script := `echo gate >> /etc/hostname && test "$(tail -n 1 /etc/hostname)" = gate &&
+		echo gate > /etc/apt/ralph-gate-test && test -f /etc/apt/ralph-gate-test &&
+		if echo gate > /etc/ralph-gate-test; then exit 3; fi`
+	code, out, seen := watched(t, box, proj, script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if !strings.Contains(out, "Read-only file system") {
+		t.Errorf("a new file in /etc: %q, want it refused (read-only)", out)
+	}
+	if diff := cmp.Diff([]string{"/etc/apt/ralph-gate-test", "/etc/hostname"}, slices.Sorted(slices.Values(seen.Discarded))); diff != "" {
+		t.Errorf("discarded (-want +got):\n%s", diff)
+	}
+	for _, p := range []string{"/etc/apt/ralph-gate-test", "/etc/ralph-gate-test"} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is on the host", p)
+		}
+	}
+	if b, err := os.ReadFile("/etc/hostname"); err != nil || string(b) != "box\n" {
+		t.Errorf("the mounted /etc/hostname: %q, %v", b, err)
+	}
+}
