@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,8 +39,17 @@ import (
 //     is over (pathFile):
 //   - --layer PATH mounts at DIR/merged (for bubblewrap to bind over
 //     PATH) an overlay of what the directory PATH holds and a writable
-//     upper layer, DIR/upper. Where no overlay can be made, DIR/merged is
-//     PATH read-only, as without it, and DIR/failed says why.
+//     upper layer, DIR/upper. Where no overlay can be made, DIR/failed
+//     says why and bubblewrap does not bind DIR/merged: the gate sees
+//     PATH as the host has it, read-only.
+//   - --protected PATH is --layer for a place the gate could write on
+//     the host were it not read-only (the git directory, ralph's state):
+//     where no overlay can be made, DIR/merged is PATH read-only.
+//   - --synthetic PATH makes DIR/dir stand for the directory PATH, which
+//     has something mounted below it: a copy of each of its files and
+//     links, an empty directory for each of its directories (ralph binds
+//     their layers over them), anything else PATH's own, bound read-only.
+//     Where it cannot, as --layer; --protected-synthetic, as --protected.
 //   - --blank PATH makes DIR/upper, an empty directory bubblewrap binds
 //     over the hidden PATH.
 //   - --copy PATH copies the file PATH to DIR/copy, which bubblewrap
@@ -57,6 +68,7 @@ func LayersMain(args []string, errOut io.Writer) int {
 		return 1
 	}
 	keep, upper, report, scratch := "", "", "", -1
+	var dropped []string
 	defer func() {
 		if scratch >= 0 {
 			unix.Close(scratch)
@@ -71,8 +83,11 @@ func LayersMain(args []string, errOut io.Writer) int {
 			report = args[1]
 		case "--upper":
 			upper = args[1]
-		case "--layer", "--blank", "--copy":
-			err = throwaway(args[0], args[1], upper)
+		case "--layer", "--protected", "--blank", "--copy", "--synthetic", "--protected-synthetic":
+			var d string
+			if d, err = throwaway(args[0], args[1], upper); d != "" {
+				dropped = append(dropped, d)
+			}
 		case "--keep":
 			keep = args[1]
 		case "--over":
@@ -97,9 +112,10 @@ func LayersMain(args []string, errOut io.Writer) int {
 		}
 	}
 	if len(args) < 2 || args[0] != "--" {
-		return fail(errors.New("want [--scratch DIR --report SOCKET] [--upper DIR (--layer | --blank | --copy) PATH | --keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
+		return fail(errors.New("want [--scratch DIR --report SOCKET] [--upper DIR (--layer | --protected | --synthetic | --protected-synthetic | --blank | --copy) PATH | --keep DIR | --over DIR | --empty DIR | --store PATH]... -- BWRAP [ARG...]"))
 	}
-	return fail(unix.Exec(args[1], args[1:], os.Environ()))
+	argv := withoutBinds(args[1:], dropped)
+	return fail(unix.Exec(argv[0], argv, os.Environ()))
 }
 
 // overlay mounts over dir an overlay of what dir held and a writable
@@ -187,58 +203,138 @@ func send(path string, fd int) error {
 
 // throwaway makes, in dir (in the tmpfs), the throwaway layer opt asks
 // for over path (LayersMain), and records path there.
-func throwaway(opt, path, dir string) error {
+func throwaway(opt, path, dir string) (dropped string, err error) {
 	if dir == "" {
-		return errors.New(opt + " needs --upper first")
+		return "", errors.New(opt + " needs --upper first")
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(dir, pathFile), []byte(path), 0o600); err != nil {
-		return err
+		return "", err
 	}
-	var merged string
-	var err error
+	var source string
 	switch opt {
 	case "--blank":
-		return os.Mkdir(filepath.Join(dir, "upper"), 0o700)
+		return "", os.Mkdir(filepath.Join(dir, "upper"), 0o700)
+	case "--synthetic", "--protected-synthetic":
+		source = filepath.Join(dir, syntheticDir)
+		err = synthesize(path, source)
 	case "--copy":
-		merged = filepath.Join(dir, copiedFile)
-		if err = copyFile(path, merged); err == nil {
-			return nil
-		}
-		if werr := os.WriteFile(merged, nil, 0o600); werr != nil { // for the original's bind below
-			return errors.Join(err, werr)
+		source = filepath.Join(dir, copiedFile)
+		if err = copyFile(path, source); err != nil {
+			if werr := os.WriteFile(source, nil, 0o600); werr != nil { // for the original's bind below
+				return "", errors.Join(err, werr)
+			}
 		}
 	default:
-		merged = filepath.Join(dir, "merged")
-		if err := os.Mkdir(merged, 0o700); err != nil {
-			return err
+		source = filepath.Join(dir, "merged")
+		if err := os.Mkdir(source, 0o700); err != nil {
+			return "", err
 		}
-		if err = overlayAt(path, merged, dir); err == nil {
-			return nil
-		}
+		err = overlayAt(path, source, dir)
 	}
-	// It stays read-only, as without the layer, and ralph is told why.
+	if err == nil {
+		return "", nil
+	}
 	if werr := os.WriteFile(filepath.Join(dir, failedFile), []byte(err.Error()), 0o600); werr != nil {
-		return errors.Join(err, werr)
+		return "", errors.Join(err, werr)
 	}
-	if err := unix.Mount(path, merged, "", unix.MS_BIND, ""); err == nil {
-		if err := unix.Mount("", merged, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-			return fmt.Errorf("%s read-only: %w", path, err)
+	if opt == "--layer" || opt == "--synthetic" {
+		// Bubblewrap is not to bind it: the gate sees path as the host
+		// has it, read-only (under --ro-bind / /).
+		return source, nil
+	}
+	// What the gate could otherwise write on the host (the git
+	// directory, ralph's files in the project) stays read-only: the
+	// original is bound there.
+	if opt == "--protected-synthetic" {
+		if err := os.RemoveAll(source); err != nil {
+			return "", err
 		}
-		return nil
+		if err := os.Mkdir(source, 0o700); err != nil {
+			return "", err
+		}
 	}
-	// Something was mounted below path since ralph looked: the kernel
-	// binds it only with what is mounted there, all of which is made
-	// read-only.
-	if err := unix.Mount(path, merged, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := unix.Mount(path, source, "", unix.MS_BIND, ""); err == nil {
+		if err := unix.Mount("", source, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return "", fmt.Errorf("%s read-only: %w", path, err)
+		}
+		return "", nil
 	}
-	if err := unix.MountSetattr(unix.AT_FDCWD, merged, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("%s read-only: %w", path, err)
+	// Something is mounted below path: the kernel binds it only with
+	// what is mounted there, all of which is made read-only.
+	if err := unix.Mount(path, source, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	if err := unix.MountSetattr(unix.AT_FDCWD, source, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return "", fmt.Errorf("%s read-only: %w", path, err)
+	}
+	return "", nil
+}
+
+// withoutBinds is bubblewrap's command line argv without its binds of
+// the sources in dropped, up to its own "--".
+func withoutBinds(argv, dropped []string) []string {
+	if len(dropped) == 0 {
+		return argv
+	}
+	out := make([]string, 0, len(argv))
+	for i := 0; i < len(argv); i++ {
+		if argv[i] == "--" {
+			return append(out, argv[i:]...)
+		}
+		if argv[i] == "--bind" && i+2 < len(argv) && slices.Contains(dropped, argv[i+1]) {
+			i += 2
+			continue
+		}
+		out = append(out, argv[i])
+	}
+	return out
+}
+
+// synthesize makes syn stand for the directory path (--synthetic).
+func synthesize(path, syn string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(syn, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		src, dst := filepath.Join(path, e.Name()), filepath.Join(syn, e.Name())
+		switch t := e.Type(); {
+		case t.IsDir():
+			err = os.Mkdir(dst, 0o755)
+		case t&fs.ModeSymlink != 0:
+			var target string
+			if target, err = os.Readlink(src); err == nil {
+				err = os.Symlink(target, dst)
+			}
+		case t.IsRegular() && copyFile(src, dst) == nil:
+		default: // a file it may not read, a socket, a device: the host's
+			if err = os.WriteFile(dst, nil, 0o600); err == nil {
+				err = bindReadOnly(src, dst)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s in a stand-in: %w", src, err)
+		}
+	}
+	return os.Chmod(syn, fi.Mode().Perm())
+}
+
+// bindReadOnly binds src at dst, read-only.
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
 }
 
 // copyFile copies the regular file src to dst, with its mode.

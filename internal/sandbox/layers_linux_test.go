@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -319,18 +321,20 @@ func TestSweepGateDirs(t *testing.T) {
 
 // As in a container, where files are mounted over /etc/hosts and the
 // like: in a mount namespace of the test's own, a file mounted over
-// /etc/hostname. The gate's write to it goes to a copy, and one into
-// /etc/apt to /etc/apt's layer (/etc, with a mount below it, gets none:
-// its directories do), both listed; /etc's own files stay read-only, the
-// residue docs/sandbox.md names. The host's files never change.
+// /etc/hostname. /etc, with a mount below it, can take no overlay: it
+// gets a synthetic stand-in. The gate's write to the mounted file goes to
+// a copy, one into /etc/apt to /etc/apt's layer, a new file in /etc and
+// a change to one of its own files to the stand-in, all listed; a
+// mounted file cannot be replaced, as on the host. The host's files never
+// change.
 func TestGateThrowawayLayersWithAFileMounted(t *testing.T) {
 	if os.Getenv("RALPH_TEST_MOUNTED_FILE") == "" {
 		if os.Geteuid() != 0 {
 			t.Skip("needs root, to mount a file in a namespace of the test's own")
 		}
 		unshare, err := exec.LookPath("unshare")
-		if err != nil || !isDir("/etc/apt") {
-			t.Skip("needs unshare and /etc/apt")
+		if err != nil || !isDir("/etc/apt") || !isFile("/etc/issue") {
+			t.Skip("needs unshare, /etc/apt and /etc/issue")
 		}
 		over := filepath.Join(t.TempDir(), "hostname")
 		if err := os.WriteFile(over, []byte("box\n"), 0o644); err != nil {
@@ -353,16 +357,18 @@ func TestGateThrowawayLayersWithAFileMounted(t *testing.T) {
 	proj := filepath.Join(root, "proj")
 	script := `echo gate >> /etc/hostname && test "$(tail -n 1 /etc/hostname)" = gate &&
 		echo gate > /etc/apt/ralph-gate-test && test -f /etc/apt/ralph-gate-test &&
-		if echo gate > /etc/ralph-gate-test; then exit 3; fi`
+		echo gate > /etc/ralph-gate-test && test -f /etc/ralph-gate-test && echo '# gate' >> /etc/issue &&
+		if mv /etc/ralph-gate-test /etc/hostname; then exit 3; fi`
 	code, out, seen := watched(t, box, proj, script)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	if !strings.Contains(out, "Read-only file system") {
-		t.Errorf("a new file in /etc: %q, want it refused (read-only)", out)
+	want := []string{"/etc/apt/ralph-gate-test", "/etc/hostname", "/etc/issue", "/etc/ralph-gate-test"}
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(seen.Discarded))); diff != "" || len(seen.ReadOnly) > 0 {
+		t.Errorf("discarded (-want +got):\n%s(read-only: %q)", diff, seen.ReadOnly)
 	}
-	if diff := cmp.Diff([]string{"/etc/apt/ralph-gate-test", "/etc/hostname"}, slices.Sorted(slices.Values(seen.Discarded))); diff != "" {
-		t.Errorf("discarded (-want +got):\n%s", diff)
+	if b, err := os.ReadFile("/etc/issue"); err != nil || strings.Contains(string(b), "# gate") {
+		t.Errorf("/etc/issue on the host: %q, %v", b, err)
 	}
 	for _, p := range []string{"/etc/apt/ralph-gate-test", "/etc/ralph-gate-test"} {
 		if _, err := os.Lstat(p); err == nil {
@@ -371,5 +377,81 @@ func TestGateThrowawayLayersWithAFileMounted(t *testing.T) {
 	}
 	if b, err := os.ReadFile("/etc/hostname"); err != nil || string(b) != "box\n" {
 		t.Errorf("the mounted /etc/hostname: %q, %v", b, err)
+	}
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// helperLaunch starts a command as LayersCommand with args before it, in
+// a user and mount namespace of its own, as a gate's box does.
+type helperLaunch struct {
+	exe  string
+	args []string
+}
+
+func (h helperLaunch) Wrap(l proc.Launch) (proc.Launch, error) {
+	argv := slices.Concat([]string{h.exe, LayersCommand}, h.args, []string{"--", l.Path}, l.Argv[1:])
+	return proc.Launch{Path: h.exe, Argv: argv, Dir: l.Dir, Env: l.Env, Namespaced: true}, nil
+}
+
+// A layer LayersCommand cannot lay (over /dev, which has things mounted
+// below it: a user namespace's overlay refuses it) is not bound: the
+// gate sees the host's, read-only, and ralph is told why. A protected one
+// (the git directory's kind) is bound read-only instead, never left to
+// what is bound above it, which may be writable.
+func TestLayersCommandDropsWhatItCannotLay(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proc.LookPath("bwrap", "", nil); err != nil {
+		t.Skip("no bubblewrap here, so perhaps no user namespaces either: ", err)
+	}
+	for _, opt := range []string{"--layer", "--protected"} {
+		t.Run(opt, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(base, reportSocket), Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			scratch := filepath.Join(base, scratchDir)
+			merged := filepath.Join(scratch, "0", "merged")
+			box := helperLaunch{exe: exe, args: []string{"--scratch", scratch, "--report", filepath.Join(base, reportSocket),
+				"--upper", filepath.Join(scratch, "0"), opt, "/dev"}}
+			var out bytes.Buffer
+			res, err := proc.Run(t.Context(), proc.Cmd{Argv: []string{"sh", "-c", `echo "$@"`, "sh", "--ro-bind", "/", "/",
+				"--bind", merged, "/dev", "--", "true"}, Dir: base, Env: os.Environ(), Sandbox: box, Stdout: &out, Stderr: &out})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("exit %d, %v: %s", res.ExitCode, err, out.String())
+			}
+			bound := strings.Contains(out.String(), "--bind "+merged+" /dev")
+			if want := opt == "--protected"; bound != want {
+				t.Errorf("bwrap's arguments %q: the bind there is %v, want %v", out.String(), bound, want)
+			}
+			root, ok := received(ln)
+			if !ok {
+				t.Fatal("no layers' tmpfs received")
+			}
+			defer closeFD(root)
+			_, _, readOnly := discarded(fmt.Sprintf("/proc/self/fd/%d", root), "")
+			if len(readOnly) != 1 || !strings.HasPrefix(readOnly[0], "/dev (") {
+				t.Errorf("read-only: %q, want /dev's with why", readOnly)
+			}
+		})
+	}
+}
+
+func TestWithoutBinds(t *testing.T) {
+	t.Parallel()
+	argv := []string{"bwrap", "--bind", "/s/0/merged", "/usr", "--bind", "/proj", "/proj", "--", "sh", "--bind", "/s/0/merged", "x"}
+	want := []string{"bwrap", "--bind", "/proj", "/proj", "--", "sh", "--bind", "/s/0/merged", "x"}
+	if diff := cmp.Diff(want, withoutBinds(argv, []string{"/s/0/merged"})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -30,6 +30,10 @@ const (
 	pathFile   = "path"
 	failedFile = "failed"
 	copiedFile = "copy"
+	// syntheticDir is a directory that stands for one with something
+	// mounted below it: its entries copied, its directories placeholders
+	// that their own layers are bound over.
+	syntheticDir = "dir"
 )
 
 // throwawayTarget is a place a watched gate gets a throwaway layer over.
@@ -55,10 +59,11 @@ type throwawayTarget struct {
 // gets a copy, compared with it afterwards. A hidden directory becomes an
 // empty one whose writes are discarded the same way.
 //
-// A directory that holds a mount point gets no layer of its own (in a
-// user namespace the kernel lays none over a directory with something
-// mounted below it): each of its directories gets one instead, and its
-// own files stay read-only. One that holds the run's base stays
+// A directory that holds a mount point can get no overlay (in a user
+// namespace the kernel lays none over a directory with something mounted
+// below it): it gets a synthetic one instead, in the tmpfs, with a copy of
+// each of its files and links, where the gate's new files go too, and
+// each of its directories gets a layer of its own. One that holds the run's base stays
 // read-only (an overlay cannot hold its own upper layer; the base is in
 // the private /tmp unless /tmp is in the home). Not layered: the
 // kernel's and bubblewrap's own (/proc, /sys, /dev, the private /tmp),
@@ -91,7 +96,7 @@ func (b *Box) throwaway(r *layout, caches []string) []string {
 		}
 	}
 	mounts := mountPoints()
-	var layered []string
+	var layered, synthetic []string
 	var lay func(t throwawayTarget)
 	lay = func(t throwawayTarget) {
 		p := t.path
@@ -119,21 +124,36 @@ func (b *Box) throwaway(r *layout, caches []string) []string {
 			return
 		}
 		if slices.ContainsFunc(mounts, func(m string) bool { return m != p && within(m, p) }) {
+			// p's own entries are copied into a directory of the
+			// layers' tmpfs (the gate's new files go there too); its
+			// directories get their own layers, or the host's, read-only.
+			dir := next()
+			args = append(args, "--upper", dir, layerOption("--synthetic", t.own), p)
+			r.binds = append(r.binds, bind{path: p, source: filepath.Join(dir, syntheticDir), writable: true})
 			entries, _ := os.ReadDir(p)
 			for _, e := range entries {
-				if c := filepath.Join(p, e.Name()); e.IsDir() && !slices.Contains(mounts, c) {
+				if c := filepath.Join(p, e.Name()); e.IsDir() {
 					lay(throwawayTarget{path: c, own: t.own})
+					synthetic = append(synthetic, c)
 				}
 			}
 			return
 		}
 		dir := next()
-		args = append(args, "--upper", dir, "--layer", p)
+		args = append(args, "--upper", dir, layerOption("--layer", t.own), p)
 		r.binds = append(r.binds, bind{path: p, source: filepath.Join(dir, "merged"), writable: true})
 		layered = append(layered, p)
 	}
 	for _, t := range throwawayTargets(r, b.throwawayHome(r), gitDir, mounts) {
 		lay(t)
+	}
+	// A directory in a synthetic one that nothing else is bound over is
+	// the host's, read-only, as it would be without the layers.
+	for _, c := range synthetic {
+		if c != r.tmp && !slices.ContainsFunc(r.binds, func(m bind) bool { return m.path == c }) &&
+			!slices.ContainsFunc(r.hidden, func(h hidden) bool { return h.path == c }) {
+			r.binds = append(r.binds, bind{path: c})
+		}
 	}
 	// A read-only path in a layer goes with it: its writes are discarded
 	// with the layer's; so does the git directory's writable bind, once
@@ -170,6 +190,20 @@ func (b *Box) throwaway(r *layout, caches []string) []string {
 		return true
 	})
 	return args
+}
+
+// layerOption is LayersCommand's option for a layer of the kind opt:
+// over a place of the gate's own (the git directory, ralph's state),
+// which the gate could write on the host, the protected kind, read-only
+// where it cannot be laid.
+func layerOption(opt string, own bool) string {
+	switch {
+	case !own:
+		return opt
+	case opt == "--synthetic":
+		return "--protected-synthetic"
+	}
+	return "--protected"
 }
 
 // inLayer says whether what the gate sees at p is in one of the layered
@@ -280,6 +314,13 @@ func discarded(root, home string) (paths []string, more int, readOnly []string) 
 			layers = append(layers, layer{string(p), dir})
 		}
 	}
+	add := func(p string) {
+		if len(paths) >= maxDiscarded {
+			more++
+			return
+		}
+		paths = append(paths, shown(p, home))
+	}
 	for _, l := range layers {
 		if b, err := os.ReadFile(filepath.Join(l.dir, failedFile)); err == nil {
 			readOnly = append(readOnly, shown(l.path, home)+" ("+string(b)+")")
@@ -290,12 +331,12 @@ func discarded(root, home string) (paths []string, more int, readOnly []string) 
 		}
 		if changed, err := differs(l.path, filepath.Join(l.dir, copiedFile)); err == nil {
 			if changed {
-				if len(paths) >= maxDiscarded {
-					more++
-				} else {
-					paths = append(paths, shown(l.path, home))
-				}
+				add(l.path)
 			}
+			continue
+		}
+		if syn := filepath.Join(l.dir, syntheticDir); isDir(syn) {
+			syntheticChanges(syn, l.path, add)
 			continue
 		}
 		upper := filepath.Join(l.dir, "upper")
@@ -308,12 +349,8 @@ func discarded(root, home string) (paths []string, more int, readOnly []string) 
 					return nil
 				}
 			}
-			if len(paths) >= maxDiscarded {
-				more++
-				return nil
-			}
 			rel, _ := filepath.Rel(upper, p)
-			paths = append(paths, shown(filepath.Join(l.path, rel), home))
+			add(filepath.Join(l.path, rel))
 			return nil
 		})
 	}
@@ -341,4 +378,49 @@ func differs(orig, copied string) (bool, error) {
 		return true, nil //nolint:nilerr // the original gone is a change to report, not an error of the gate's
 	}
 	return !bytes.Equal(c, o), nil
+}
+
+// syntheticChanges calls add with each path of orig that its synthetic
+// directory syn (LayersMain's --synthetic) shows changed: an entry made
+// there, a file or link whose copy differs, an entry removed. The
+// placeholders of what was bound over (directories, other files) are
+// left out.
+func syntheticChanges(syn, orig string, add func(string)) {
+	_ = filepath.WalkDir(syn, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == syn {
+			return nil //nolint:nilerr // a part it cannot read is left out of the list, not an error of the gate's
+		}
+		rel, _ := filepath.Rel(syn, p)
+		host := filepath.Join(orig, rel)
+		hi, herr := os.Lstat(host)
+		switch {
+		case herr != nil:
+			add(host) // made by the gate
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.IsDir() != hi.IsDir():
+			add(host)
+		case d.Type()&fs.ModeSymlink != 0:
+			if a, _ := os.Readlink(p); hi.Mode()&fs.ModeSymlink == 0 || a != readlink(host) {
+				add(host)
+			}
+		case d.Type().IsRegular() && hi.Mode().IsRegular():
+			if changed, _ := differs(host, p); changed {
+				add(host)
+			}
+		}
+		return nil
+	})
+	entries, _ := os.ReadDir(orig)
+	for _, e := range entries {
+		if _, err := os.Lstat(filepath.Join(syn, e.Name())); err != nil {
+			add(filepath.Join(orig, e.Name())) // removed by the gate
+		}
+	}
+}
+
+func readlink(p string) string {
+	s, _ := os.Readlink(p)
+	return s
 }
