@@ -17,6 +17,10 @@ type Watcher interface {
 	Watch() (proc.Wrapper, func() sandbox.Seen, error)
 }
 
+// maxReadOnly bounds the places a note names as found read-only (on a
+// kernel that lays no overlay, every one of them).
+const maxReadOnly = 5
+
 // seenNote is what a failed gate's output gets added about what its
 // sandbox discarded or could not give it: not a refusal (the writes
 // succeeded), but what a reader of the failure should know.
@@ -29,8 +33,12 @@ func seenNote(s sandbox.Seen) string {
 			fmt.Fprintf(&b, " and %d more", s.More)
 		}
 	}
-	if len(s.ReadOnly) > 0 {
-		b.WriteString("\nralph: the gate found these read-only (no throwaway layer could be laid over them): " + strings.Join(s.ReadOnly, "; "))
+	if n := len(s.ReadOnly); n > 0 {
+		b.WriteString("\nralph: the gate found these read-only (no throwaway layer could be laid over them): " +
+			strings.Join(s.ReadOnly[:min(n, maxReadOnly)], "; "))
+		if n > maxReadOnly {
+			fmt.Fprintf(&b, " and %d more", n-maxReadOnly)
+		}
 	}
 	return b.String()
 }

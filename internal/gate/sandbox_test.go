@@ -15,16 +15,19 @@ import (
 // refused to every command it watched; watched counts the commands, ended
 // those whose refusals were asked for.
 type watcher struct {
-	refused        []sandbox.Refusal
-	discarded      []string
-	watched, ended int
+	refused             []sandbox.Refusal
+	discarded, readOnly []string
+	watched, ended      int
 }
 
 func (w *watcher) Wrap(l proc.Launch) (proc.Launch, error) { return l, nil }
 
 func (w *watcher) Watch() (proc.Wrapper, func() sandbox.Seen, error) {
 	w.watched++
-	return w, func() sandbox.Seen { w.ended++; return sandbox.Seen{Refused: w.refused, Discarded: w.discarded} }, nil
+	return w, func() sandbox.Seen {
+		w.ended++
+		return sandbox.Seen{Refused: w.refused, Discarded: w.discarded, ReadOnly: w.readOnly}
+	}, nil
 }
 
 func TestAFailingGateRefusedByTheSandboxIsASandboxError(t *testing.T) {
@@ -106,5 +109,20 @@ func TestDiscardedWritesAreNotedNotBlamed(t *testing.T) {
 	res, err = r.RunCommand(t.Context(), "true")
 	if err != nil || strings.Contains(res.Output, "throwaway") {
 		t.Errorf("a passing gate: %q, %v", res.Output, err)
+	}
+}
+
+// Where the layers could not be laid (a kernel without them), a failing
+// gate's note names what it found read-only, five of them and a count.
+func TestPlacesFoundReadOnlyAreNoted(t *testing.T) {
+	t.Parallel()
+	w := &watcher{readOnly: []string{"/a (x)", "/b (x)", "/c (x)", "/d (x)", "/e (x)", "/f (x)", "/g (x)"}}
+	r := &Runner{Dir: t.TempDir(), Env: os.Environ(), Sandbox: w}
+	res, err := r.RunCommand(t.Context(), "exit 1")
+	if err != nil {
+		t.Fatalf("RunCommand: %v; want a plain failure", err)
+	}
+	if want := "ralph: the gate found these read-only (no throwaway layer could be laid over them): /a (x); /b (x); /c (x); /d (x); /e (x) and 2 more"; !strings.Contains(res.Output, want) {
+		t.Errorf("output %q lacks %q", res.Output, want)
 	}
 }
