@@ -61,14 +61,14 @@ type throwawayTarget struct {
 //
 // A directory that holds a mount point can get no overlay (in a user
 // namespace the kernel lays none over a directory with something mounted
-// below it): it gets a synthetic one instead, in the tmpfs, with a copy of
-// each of its files and links, where the gate's new files go too, and
-// each of its directories gets a layer of its own. One that holds the run's base stays
-// read-only (an overlay cannot hold its own upper layer; the base is in
-// the private /tmp unless /tmp is in the home). Not layered: the
-// kernel's and bubblewrap's own (/proc, /sys, /dev, the private /tmp),
-// and what the gate keeps or may not see. It returns LayersCommand's
-// arguments and changes r's binds and hidden paths.
+// below it): it gets a synthetic one instead, in the tmpfs, with a copy
+// of each of its files and links, where the gate's new files go too, and
+// each of its directories gets a layer of its own. One that holds the
+// run's base stays read-only (an overlay cannot hold its own upper layer;
+// the base is in the private /tmp unless /tmp is in the home). Not
+// layered: the kernel's and bubblewrap's own (/proc, /sys, /dev, the
+// private /tmp), and what the gate keeps or may not see. It returns
+// LayersCommand's arguments and changes r's binds and hidden paths.
 func (b *Box) throwaway(r *layout, caches []string) []string {
 	base := b.layers.base
 	scratch := filepath.Join(base, scratchDir)
