@@ -165,15 +165,10 @@ func cell(s string) string {
 // commit that addressed it, until the checks are green and no comment is
 // left, or a limit stops the loop.
 func prFeedback(ctx context.Context, opts *Options) error {
-	dir, err := opts.f.ProjectDir()
+	ctx, dir, cfg, err := opts.project(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := opts.Config(dir)
-	if err != nil {
-		return err
-	}
-	ctx = opts.f.withPrograms(ctx, cfg, dir)
 	git, err := vcs.Open(ctx, dir, opts.f.Environ())
 	if err != nil {
 		return fmt.Errorf("--pr-feedback needs a git repository: %w", err)

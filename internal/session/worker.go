@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/ralph-loop/ralph/internal/config"
 	"github.com/ralph-loop/ralph/internal/loop"
 	"github.com/ralph-loop/ralph/internal/state"
 	"github.com/ralph-loop/ralph/internal/task"
@@ -18,23 +19,33 @@ import (
 	"github.com/ralph-loop/ralph/internal/worker"
 )
 
+// project is how --worker and --pr-feedback begin: the project
+// directory, its configuration, and ctx with the lookup of ralph's own
+// programs made for it (withPrograms), which their task runs share.
+func (o *Options) project(ctx context.Context) (context.Context, string, config.Config, error) {
+	dir, err := o.f.ProjectDir()
+	if err != nil {
+		return ctx, "", config.Config{}, err
+	}
+	cfg, err := o.Config(dir)
+	if err != nil {
+		return ctx, "", config.Config{}, err
+	}
+	return o.f.withPrograms(ctx, cfg, dir), dir, cfg, nil
+}
+
 // runWorker is `ralph run --worker`: one of many workers on one plan,
 // coordinated through the remote (package worker). Each task it claims
 // runs as `ralph run --task ID` would, in a fresh worktree of the clone,
 // and what the task run records (history, transcripts) is gathered into
 // the clone's .ralph/ afterwards.
 func runWorker(ctx context.Context, opts *Options) error {
-	dir, err := opts.f.ProjectDir()
-	if err != nil {
-		return err
-	}
-	cfg, err := opts.Config(dir)
-	if err != nil {
-		return err
-	}
 	// One lookup of ralph's own programs for the worker and its task
 	// runs, whose worktrees are in the clone.
-	ctx = opts.f.withPrograms(ctx, cfg, dir)
+	ctx, dir, cfg, err := opts.project(ctx)
+	if err != nil {
+		return err
+	}
 	switch {
 	case opts.Task != "":
 		return usageError(errors.New("--worker claims its own tasks: drop --task, or drop --worker to run one task"))
