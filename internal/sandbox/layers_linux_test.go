@@ -455,3 +455,28 @@ func TestWithoutBinds(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestDiffers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 8<<10) // 128 KiB: several blocks
+	changed := slices.Clone(big)
+	changed[len(changed)-1] = 'x'
+	files := map[string][]byte{"orig": big, "same": big, "changed": changed, "longer": append(slices.Clone(big), 'y'), "empty": nil, "empty2": nil}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		orig, copied string
+		want         bool
+	}{{"orig", "same", false}, {"orig", "changed", true}, {"orig", "longer", true}, {"empty", "empty2", false}, {"gone", "same", true}} {
+		if got, err := differs(filepath.Join(dir, tt.orig), filepath.Join(dir, tt.copied)); err != nil || got != tt.want {
+			t.Errorf("differs(%s, %s) = %v, %v; want %v", tt.orig, tt.copied, got, err, tt.want)
+		}
+	}
+	if _, err := differs(filepath.Join(dir, "orig"), filepath.Join(dir, "no copy")); err == nil {
+		t.Error("no copy: want an error")
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -367,18 +368,39 @@ func shown(p, home string) string {
 }
 
 // differs says whether the gate's copy of the file orig (copyFile) was
-// changed; an error when there is no copy.
+// changed; an error when there is no copy. The copy is the gate's to
+// fill: it is compared a block at a time, never read whole.
 func differs(orig, copied string) (bool, error) {
-	c, err := os.ReadFile(copied)
+	c, err := os.Open(copied)
 	if err != nil {
 		return false, err
 	}
-	o, err := os.ReadFile(orig)
+	defer c.Close()
+	o, err := os.Open(orig)
 	if err != nil {
 		return true, nil //nolint:nilerr // the original gone is a change to report, not an error of the gate's
 	}
-	return !bytes.Equal(c, o), nil
+	defer o.Close()
+	ci, cerr := c.Stat()
+	oi, oerr := o.Stat()
+	if cerr != nil || oerr != nil || ci.Size() != oi.Size() {
+		return true, nil
+	}
+	cb, ob := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		n, cerr := io.ReadFull(c, cb)
+		m, oerr := io.ReadFull(o, ob)
+		if n != m || !bytes.Equal(cb[:n], ob[:m]) {
+			return true, nil
+		}
+		if cerr != nil || oerr != nil {
+			return !isEnd(cerr) || !isEnd(oerr), nil // a read error counts as a change
+		}
+	}
 }
+
+// isEnd is how io.ReadFull says a file ended.
+func isEnd(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
 
 // syntheticChanges calls add with each path of orig that its synthetic
 // directory syn (LayersMain's --synthetic) shows changed: an entry made

@@ -151,9 +151,13 @@ const (
 func sweepGateDirs(parent string) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, gateDirPrefix+"*"))
 	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue // not one a gate run made
+		}
 		b, err := os.ReadFile(filepath.Join(d, ownerFile))
 		if err != nil {
-			if fi, serr := os.Lstat(d); serr == nil && fi.IsDir() && time.Since(fi.ModTime()) > time.Hour {
+			if time.Since(fi.ModTime()) > time.Hour {
 				removeTree(d)
 			}
 			continue
