@@ -337,17 +337,26 @@ func bindReadOnly(src, dst string) error {
 	return unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
 }
 
-// copyFile copies the regular file src to dst, with its mode.
+// copyFile copies the regular file src to dst, with its mode, streamed.
 func copyFile(src, dst string) error {
-	fi, err := os.Stat(src)
+	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(src)
+	defer in.Close()
+	fi, err := in.Stat()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, fi.Mode().Perm())
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // overlayAt mounts at target an overlay of dir and an upper layer in
